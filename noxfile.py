@@ -1,0 +1,70 @@
+"""Project automation. Run everything with ``uv run --frozen --all-packages nox``.
+
+The sessions run inside the uv workspace environment that ``uv run`` has already synced from
+``uv.lock``, so nox creates no virtualenvs of its own.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import nox
+
+ROOT = Path(__file__).parent
+nox.options.default_venv_backend = "none"
+nox.options.sessions = ["lint", "typecheck", "boundaries", "tests", "build"]
+nox.options.error_on_missing_interpreters = True
+
+DISTRIBUTIONS = sorted(p.parent for p in ROOT.glob("packages/*/pyproject.toml")) + sorted(
+    p.parent for p in ROOT.glob("conformance/pyproject.toml")
+)
+SOURCE_DIRS = [str(d / "src") for d in DISTRIBUTIONS]
+
+
+@nox.session
+def tests(session: nox.Session) -> None:
+    """pytest over every distribution and the cross-distribution tests."""
+    session.run("pytest", *session.posargs)
+
+
+@nox.session
+def lint(session: nox.Session) -> None:
+    """ruff check and ruff format --check."""
+    session.run("ruff", "check", ".")
+    session.run("ruff", "format", "--check", ".")
+
+
+@nox.session
+def typecheck(session: nox.Session) -> None:
+    """mypy --strict on every distribution's src/."""
+    session.run("mypy", "--strict", *SOURCE_DIRS)
+
+
+@nox.session
+def boundaries(session: nox.Session) -> None:
+    """Layer rules: import-linter contracts plus grep gates that fail closed."""
+    if shutil.which("lint-imports") is None:
+        session.error(
+            "lint-imports (import-linter) is not installed: the boundary gate fails closed"
+        )
+    session.run("lint-imports")
+    session.run("python", str(ROOT / "tools" / "check_boundaries.py"))
+
+
+@nox.session
+def build(session: nox.Session) -> None:
+    """A wheel and an sdist for every distribution, into dist/."""
+    out = ROOT / "dist"
+    if out.exists():
+        shutil.rmtree(out)
+    for dist in DISTRIBUTIONS:
+        session.run("uv", "build", "--quiet", "--out-dir", str(out), str(dist))
+    wheels = sorted(out.glob("*.whl"))
+    sdists = sorted(out.glob("*.tar.gz"))
+    if len(wheels) != len(DISTRIBUTIONS) or len(sdists) != len(DISTRIBUTIONS):
+        session.error(
+            f"expected {len(DISTRIBUTIONS)} wheels and sdists, "
+            f"built {len(wheels)} and {len(sdists)}"
+        )
+    session.log(f"built {len(wheels)} wheels and {len(sdists)} sdists in {out}")

@@ -1,0 +1,121 @@
+"""The runtime port: what the application needs from a model runtime.
+
+An adapter implements :meth:`RuntimeAdapter.descriptor` and :meth:`RuntimeAdapter.execute`.
+Streaming adapters also override :meth:`RuntimeAdapter.execute_streaming`; everyone else
+inherits a default that projects ``execute`` onto the stream grammar: one ``Complete`` on success,
+or exactly one ``Failed`` followed by the same error being raised.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Callable, Sequence
+from typing import Protocol, runtime_checkable
+
+from templiqx_contracts import (
+    AdapterDescriptor,
+    Complete,
+    Delta,
+    ExecutionReceipt,
+    ExecutionRequest,
+    Failed,
+    StreamEvent,
+    ToolCallDelta,
+)
+from templiqx_ports.errors import PortError
+
+__all__ = [
+    "CancelToken",
+    "EventOrderError",
+    "RuntimeAdapter",
+    "StreamSink",
+    "failed_event",
+    "validate_event_order",
+]
+
+StreamSink = Callable[[StreamEvent], None]
+"""Receives stream events synchronously, in order, on the caller's thread."""
+
+
+@runtime_checkable
+class CancelToken(Protocol):
+    """Anything with ``is_set()``, e.g. :class:`threading.Event`."""
+
+    def is_set(self) -> bool:
+        """Whether cancellation has been requested."""
+        ...
+
+
+def failed_event(error: PortError) -> Failed:
+    """The ``Failed`` projection of an error: its code and its display text."""
+    return Failed(code=error.code, message=str(error))
+
+
+class RuntimeAdapter(abc.ABC):
+    """A model runtime. Implementations must be safe to call from several threads."""
+
+    @abc.abstractmethod
+    def descriptor(self) -> AdapterDescriptor:
+        """The adapter's static identity (id, version, capabilities)."""
+
+    @abc.abstractmethod
+    def execute(self, request: ExecutionRequest) -> ExecutionReceipt:
+        """Run one execution; raise a :class:`~templiqx_ports.errors.PortError` on failure.
+
+        Adapters never retry internally: hosts own retry policy.
+        """
+
+    def execute_streaming(
+        self,
+        request: ExecutionRequest,
+        sink: StreamSink,
+        *,
+        cancel: CancelToken | None = None,
+    ) -> ExecutionReceipt:
+        """Run one execution, emitting events to ``sink`` and ending in exactly one terminal event.
+
+        The default calls :meth:`execute`. On success it emits one ``Complete`` carrying the
+        receipt and returns it; on failure it emits one ``Failed`` with the error's code and
+        display text, then raises the same error. ``cancel`` is not consulted by the default
+        (a non-streaming call cannot be interrupted part-way).
+        """
+        try:
+            receipt = self.execute(request)
+        except PortError as error:
+            sink(failed_event(error))
+            raise
+        sink(Complete.of(receipt))
+        return receipt
+
+
+class EventOrderError(ValueError):
+    """A stream broke the grammar: deltas, then exactly one terminal event, which is last."""
+
+
+def validate_event_order(events: Sequence[StreamEvent]) -> None:
+    """Check the stream grammar; raise :class:`EventOrderError` naming the first violation."""
+    if not events:
+        raise EventOrderError("stream is empty: it must end with exactly one Complete or Failed")
+    terminals = [i for i, event in enumerate(events) if isinstance(event, (Complete, Failed))]
+    if not terminals:
+        raise EventOrderError(
+            f"stream of {len(events)} event(s) has no terminal event: "
+            "it must end with exactly one Complete or Failed"
+        )
+    if len(terminals) > 1:
+        kinds = ", ".join(f"{type(events[i]).__name__} at {i}" for i in terminals)
+        raise EventOrderError(
+            f"stream has {len(terminals)} terminal events ({kinds}); exactly one is allowed"
+        )
+    last = len(events) - 1
+    if terminals[0] != last:
+        raise EventOrderError(
+            f"terminal {type(events[terminals[0]]).__name__} at index {terminals[0]} is not last "
+            f"(the stream has {len(events)} events)"
+        )
+    for index, event in enumerate(events[:last]):
+        if not isinstance(event, (Delta, ToolCallDelta)):
+            raise EventOrderError(
+                f"event {index} is {type(event).__name__}; "
+                "only Delta and ToolCallDelta may precede the terminal event"
+            )
