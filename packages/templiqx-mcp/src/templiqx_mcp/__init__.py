@@ -1,0 +1,5 @@
+"""templiqx-mcp: The templiqx MCP server: every catalog operation as an MCP tool, with live progress streaming."""
+
+__version__ = "0.2.0"
+
+__all__ = ["__version__"]
