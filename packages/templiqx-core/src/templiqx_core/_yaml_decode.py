@@ -1,0 +1,308 @@
+"""Schema-directed reading of raw YAML nodes: strings, booleans, lists, maps, structs, JSON.
+
+Every reader takes ``(node, path, buffered)``. ``buffered`` is true inside content nodes,
+expressions and component definitions — the places the reference reads through serde's
+buffered (internally tagged / untagged) enums. There a string field or key accepts only a scalar
+that *resolves* to a string, an empty scalar is ``null`` (never an empty collection) and keys
+of JSON objects must resolve to strings. In "direct" positions any scalar's raw text is a
+string, an empty plain scalar is an empty list or map, and JSON object keys are raw text.
+
+Everywhere: unknown struct fields and duplicate keys are errors, complex keys are errors and
+structs must be mappings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from dataclasses import field as dataclass_field
+from typing import Any, NoReturn, TypeAlias
+
+from templiqx_core._yaml_scalars import TAG_MAP, TAG_SEQ, describe, resolve_scalar, short_tag
+from templiqx_core._yaml_tree import Mapping, Node, Scalar, Sequence, YamlError
+
+__all__ = [
+    "Field",
+    "Reader",
+    "StructSpec",
+    "boolean",
+    "fail",
+    "json_value",
+    "key_text",
+    "check_collection_tag",
+    "child",
+    "found",
+    "item",
+    "list_of",
+    "map_of",
+    "optional_string",
+    "read_struct",
+    "string",
+    "struct",
+]
+
+Reader: TypeAlias = Callable[[Node, str, bool], Any]
+
+
+def fail(node: Node, path: str, problem: str) -> NoReturn:
+    """Raise the reader's error for ``node``: ``path: problem at line L column C``."""
+    where = f"{path}: " if path else ""
+    raise YamlError(
+        f"{where}{problem} at line {node.line} column {node.column}", node.line, node.column
+    )
+
+
+def child(path: str, key: str) -> str:
+    """The path of field or map key ``key`` below ``path``."""
+    return f"{path}.{key}" if path else key
+
+
+def item(path: str, index: int) -> str:
+    """The path of list item ``index`` below ``path``."""
+    return f"{path}[{index}]"
+
+
+def found(node: Node) -> str:
+    """Name what a node is, for "expected X, found Y" messages."""
+    if isinstance(node, Mapping):
+        return "a mapping"
+    if isinstance(node, Sequence):
+        return "a sequence"
+    if node.style:
+        return f"the string `{node.value}`"
+    try:
+        return describe(resolve_scalar(node))
+    except YamlError:
+        return f"`{node.value}`"
+
+
+def _is_empty_plain(node: Node) -> bool:
+    return isinstance(node, Scalar) and not node.style and node.tag is None and not node.value
+
+
+def check_collection_tag(node: Sequence | Mapping, path: str) -> None:
+    tag = node.tag
+    if tag is None:
+        return
+    expected = TAG_MAP if isinstance(node, Mapping) else TAG_SEQ
+    if tag != expected:
+        fail(
+            node,
+            path,
+            f"unsupported tag `{short_tag(tag)}` on {found(node)}; remove the tag",
+        )
+
+
+# --- scalars --------------------------------------------------------------------------------
+
+
+def string(node: Node, path: str, buffered: bool) -> str:
+    """A string field or key.
+
+    Direct: any scalar's raw text (``1.0`` gives ``"1.0"``, ``~`` gives ``"~"``).
+    Buffered: the scalar must resolve to a string (``123`` and ``true`` are errors).
+    """
+    if not isinstance(node, Scalar):
+        fail(node, path, f"expected a string, found {found(node)}")
+    if not buffered:
+        return node.value
+    value = resolve_scalar(node)
+    if not isinstance(value, str):
+        fail(
+            node,
+            path,
+            f"expected a string, found {describe(value)}; quote it "
+            '(for example "123") to use it as text',
+        )
+    return value
+
+
+def boolean(node: Node, path: str, buffered: bool) -> bool:
+    """A boolean field: only the plain words ``true``/``True``/``TRUE``/``false``/… ."""
+    if isinstance(node, Scalar):
+        value = resolve_scalar(node)
+        if (value is True or value is False) and (buffered or not node.style):
+            return bool(value)
+    fail(node, path, f"expected a boolean (`true` or `false`), found {found(node)}")
+
+
+def optional_string(node: Node, path: str, buffered: bool) -> str | None:
+    """An optional string: null (``~``, ``null`` or empty) means absent."""
+    if isinstance(node, Scalar) and resolve_scalar(node) is None:
+        return None
+    return string(node, path, buffered)
+
+
+# --- JSON values ----------------------------------------------------------------------------
+
+
+def json_value(node: Node, path: str, buffered: bool) -> Any:
+    """A free JSON value (schemas, literals, policy values, eval data)."""
+    if isinstance(node, Scalar):
+        tag = node.tag
+        if tag is not None and not tag.startswith("tag:yaml.org,2002:"):
+            fail(
+                node,
+                path,
+                f"custom tag `{tag}` is not allowed in a JSON value; remove the tag",
+            )
+        return resolve_scalar(node)
+    check_collection_tag(node, path)
+    if isinstance(node, Sequence):
+        return [
+            json_value(entry, item(path, index), buffered) for index, entry in enumerate(node.items)
+        ]
+    result: dict[str, Any] = {}
+    for key_node, value_node in node.pairs:
+        key = key_text(key_node, path, buffered)
+        if key in result:
+            _duplicate(key_node, path, key)
+        result[key] = json_value(value_node, child(path, key), buffered)
+    return result
+
+
+def key_text(node: Node, path: str, buffered: bool) -> str:
+    """The text of a mapping key (raw in direct positions, resolved in buffered ones)."""
+    if not isinstance(node, Scalar):
+        fail(
+            node,
+            path,
+            f"a mapping key must be a scalar, found {found(node)} (complex keys are not "
+            "supported); use a plain string key",
+        )
+    if not buffered:
+        return node.value
+    value = resolve_scalar(node)
+    if not isinstance(value, str):
+        fail(
+            node,
+            path,
+            f"a key here must be a string, found {describe(value)}; quote it "
+            '(for example "1": ...)',
+        )
+    return value
+
+
+def _duplicate(node: Node, path: str, key: str) -> NoReturn:
+    fail(node, path, f"duplicate key `{key}`; every key may appear only once, remove one")
+
+
+# --- collections ----------------------------------------------------------------------------
+
+
+def _sequence(node: Node, path: str, buffered: bool, what: str) -> list[Node]:
+    if isinstance(node, Sequence):
+        check_collection_tag(node, path)
+        return node.items
+    if not buffered and _is_empty_plain(node):
+        return []
+    fail(node, path, f"expected a list of {what}, found {found(node)}")
+
+
+def _mapping(node: Node, path: str, buffered: bool, what: str) -> list[tuple[Node, Node]]:
+    if isinstance(node, Mapping):
+        check_collection_tag(node, path)
+        return node.pairs
+    if not buffered and _is_empty_plain(node):
+        return []
+    fail(node, path, f"expected {what}, found {found(node)}")
+
+
+def list_of(read: Reader, what: str) -> Reader:
+    """A reader for a list whose items ``read`` decodes."""
+
+    def read_list(node: Node, path: str, buffered: bool) -> list[Any]:
+        items = _sequence(node, path, buffered, what)
+        return [read(entry, item(path, index), buffered) for index, entry in enumerate(items)]
+
+    return read_list
+
+
+def map_of(read: Reader, what: str) -> Reader:
+    """A reader for a string-keyed map whose values ``read`` decodes."""
+
+    def read_map(node: Node, path: str, buffered: bool) -> dict[str, Any]:
+        result: dict[str, Any] = {}
+        for key_node, value_node in _mapping(node, path, buffered, f"a mapping of {what}"):
+            key = key_text(key_node, path, buffered)
+            if key in result:
+                _duplicate(key_node, path, key)
+            result[key] = read(value_node, child(path, key), buffered)
+        return result
+
+    return read_map
+
+
+# --- structs --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Field:
+    """One struct field: its YAML key, Python attribute, reader and default factory."""
+
+    key: str
+    read: Reader
+    default: Callable[[], Any] | None = None
+    attr: str = ""
+
+    @property
+    def name(self) -> str:
+        """The keyword the Struct constructor takes."""
+        return self.attr or self.key
+
+
+@dataclass(frozen=True, slots=True)
+class StructSpec:
+    """A struct: what it is called in messages, its class and its fields."""
+
+    what: str
+    build: Callable[..., Any]
+    fields: tuple[Field, ...]
+    tag_key: str | None = None
+    index: dict[str, Field] = dataclass_field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "index", {field.key: field for field in self.fields})
+
+    def expected(self) -> str:
+        """The accepted keys, for messages."""
+        keys = ([self.tag_key] if self.tag_key else []) + [field.key for field in self.fields]
+        return ", ".join(f"`{key}`" for key in keys)
+
+
+def read_struct(node: Node, path: str, buffered: bool, spec: StructSpec) -> Any:
+    """Decode a mapping into ``spec.build(**fields)``: strict keys, defaults, no duplicates."""
+    pairs = _mapping(node, path, buffered, spec.what)
+    fields = spec.index
+    values: dict[str, Any] = {}
+    seen: set[str] = set()
+    for key_node, value_node in pairs:
+        key = key_text(key_node, path, buffered)
+        if key in seen:
+            fail(key_node, path, f"duplicate field `{key}` in {spec.what}; remove one of them")
+        seen.add(key)
+        if key == spec.tag_key:
+            continue
+        field = fields.get(key)
+        if field is None:
+            fail(
+                key_node,
+                path,
+                f"unknown field `{key}` in {spec.what}; expected one of {spec.expected()}",
+            )
+        values[field.name] = field.read(value_node, child(path, key), buffered)
+    for field in spec.fields:
+        if field.key not in seen:
+            if field.default is None:
+                fail(node, path, f"missing field `{field.key}` in {spec.what}; add it")
+            values[field.name] = field.default()
+    return spec.build(**values)
+
+
+def struct(spec: StructSpec) -> Reader:
+    """A reader for ``spec``."""
+
+    def read(node: Node, path: str, buffered: bool) -> Any:
+        return read_struct(node, path, buffered, spec)
+
+    return read

@@ -1,0 +1,37 @@
+"""Reliability limits of the strict YAML reader.
+
+Every document templiqx reads (contracts, manifests, locks, translation bundles, include
+partials, render requests) passes through these bounds before and while it is parsed, so a
+hostile or broken file costs bounded time and memory. Exceeding one is a ``TQX_PARSE_YAML``
+diagnostic whose message names the limit.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+__all__ = [
+    "ALIAS_EXPANSION_FACTOR",
+    "MAX_DOCUMENT_BYTES",
+    "MAX_EXPANDED_NODES",
+    "MAX_NESTING_DEPTH",
+]
+
+MAX_DOCUMENT_BYTES: Final = 8 * 1024 * 1024
+"""Largest accepted source, in UTF-8 bytes (8 MiB). Larger input is refused before parsing."""
+
+MAX_NESTING_DEPTH: Final = 128
+"""Deepest accepted nesting of sequences and mappings (after alias expansion).
+
+The reference reader stops at the same depth ("recursion limit exceeded")."""
+
+ALIAS_EXPANSION_FACTOR: Final = 100
+"""Alias budget: a document may expand at most this many aliases per YAML event it contains.
+
+This is the reference reader's "repetition limit"; every alias occurrence in the fully
+expanded document counts, including those inside an aliased node."""
+
+MAX_EXPANDED_NODES: Final = 1_000_000
+"""Most nodes (scalars, sequences, mappings) a document may hold once every alias is expanded.
+
+It bounds the time and memory of reading, whatever the alias structure (``billion laughs``)."""

@@ -1,0 +1,271 @@
+"""Parsing templiqx documents: contracts, manifests, locks, translations, partials, requests.
+
+Every function takes YAML text (``str`` or UTF-8 ``bytes``) and an optional file label and
+returns ``(value, [])`` on success or ``(None, [diagnostic])`` on failure, where the single
+diagnostic is ``TQX_PARSE_YAML`` (severity ``error``, no ``json_pointer``, ``file`` when given,
+a 1-based ``span`` when the location is known). They never raise on bad input.
+
+The YAML rules are those of :mod:`templiqx_core.yaml_reader` (``core.md`` §1.1).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable
+from typing import Any, Final, TypeVar
+
+from templiqx_contracts import (
+    Contract,
+    Diagnostic,
+    Node,
+    PackageLock,
+    PackageManifest,
+    RenderRequest,
+    SourceSpan,
+)
+from templiqx_core import _yaml_tree
+from templiqx_core._yaml_contract import CONTRACT, RENDER_REQUEST, read_nodes
+from templiqx_core._yaml_decode import json_value, map_of, read_struct
+from templiqx_core._yaml_package import LOCK, MANIFEST
+from templiqx_core._yaml_tree import YamlError, read_document
+from templiqx_core.limits import MAX_DOCUMENT_BYTES, MAX_NESTING_DEPTH
+
+__all__ = [
+    "PARSE_HELP",
+    "PARSE_YAML",
+    "parse_contract",
+    "parse_json_value",
+    "parse_lock",
+    "parse_manifest",
+    "parse_node_list",
+    "parse_render_request",
+    "parse_translation_bundle",
+]
+
+PARSE_YAML: Final = "TQX_PARSE_YAML"
+"""The one diagnostic code of every parse failure."""
+
+PARSE_HELP: Final = "Use the strict Templiqx YAML schema; unknown fields are rejected."
+"""The ``help`` text of every parse failure."""
+
+_T = TypeVar("_T")
+
+
+def _diagnostic(error: YamlError, file: str | None) -> Diagnostic:
+    span = None
+    if error.line is not None and error.column is not None:
+        span = SourceSpan(
+            line=error.line, column=error.column, end_line=error.line, end_column=error.column
+        )
+    return Diagnostic(
+        code=PARSE_YAML,
+        severity="error",
+        message=error.message,
+        file=file,
+        span=span,
+        help=PARSE_HELP,
+    )
+
+
+def _parse(
+    source: str | bytes, file: str | None, read: Callable[[_yaml_tree.Node], _T]
+) -> tuple[_T | None, list[Diagnostic]]:
+    try:
+        return read(read_document(source)), []
+    except YamlError as error:
+        return None, [_diagnostic(error, file)]
+    except RecursionError:
+        return None, [_diagnostic(_too_deep(), file)]
+
+
+def _too_deep() -> YamlError:
+    return YamlError(
+        f"the document nests values more than {MAX_NESTING_DEPTH} levels deep "
+        "(MAX_NESTING_DEPTH); flatten it"
+    )
+
+
+def parse_contract(
+    source: str | bytes, file: str | None = None
+) -> tuple[Contract | None, list[Diagnostic]]:
+    """Parse a contract (``contracts/<id>.yaml``) with every default materialized."""
+    return _parse(source, file, lambda root: read_struct(root, "", False, CONTRACT))
+
+
+def parse_manifest(
+    source: str | bytes, file: str | None = None
+) -> tuple[PackageManifest | None, list[Diagnostic]]:
+    """Parse a package manifest (``templiqx.yaml``) with every default filled in."""
+    return _parse(source, file, lambda root: read_struct(root, "", False, MANIFEST))
+
+
+def parse_lock(
+    source: str | bytes, file: str | None = None
+) -> tuple[PackageLock | None, list[Diagnostic]]:
+    """Parse a ``templiqx.lock`` file."""
+    return _parse(source, file, lambda root: read_struct(root, "", False, LOCK))
+
+
+_BUNDLE = map_of(json_value, "translation values")
+
+
+def parse_translation_bundle(
+    source: str | bytes, file: str | None = None
+) -> tuple[dict[str, Any] | None, list[Diagnostic]]:
+    """Parse a translation bundle (``translations/<locale>.yaml``): a flat map key → value."""
+    return _parse(source, file, lambda root: _BUNDLE(root, "", False))
+
+
+def parse_node_list(
+    source: str | bytes, file: str | None = None
+) -> tuple[list[Node] | None, list[Diagnostic]]:
+    """Parse an include partial: a YAML list of content nodes."""
+    return _parse(source, file, lambda root: read_nodes(root, "", False))
+
+
+def parse_json_value(source: str | bytes, file: str | None = None) -> tuple[Any, list[Diagnostic]]:
+    """Parse one free JSON value written in YAML (or JSON) with the YAML typing rules.
+
+    On failure the value is ``None``; check the diagnostics, since ``None`` is also a value.
+    """
+    return _parse(source, file, lambda root: json_value(root, "", False))
+
+
+def parse_render_request(
+    source: str | bytes, file: str | None = None
+) -> tuple[RenderRequest | None, list[Diagnostic]]:
+    """Parse a render request ``{inputs, context}`` (both optional, nothing else allowed).
+
+    A JSON object is read with the JSON number rules of the reference (``-0`` is the float
+    ``-0.0``, integers beyond 64 bits become floats, ``1e400`` is refused) and may use any JSON
+    escape; anything else is read as YAML.
+    """
+    try:
+        request = _json_request(source)
+    except YamlError as error:
+        return None, [_diagnostic(error, file)]
+    if request is not None:
+        return request, []
+    return _parse(source, file, lambda root: read_struct(root, "", False, RENDER_REQUEST))
+
+
+# --- render requests written as JSON --------------------------------------------------------
+
+_U64_MAX: Final = (1 << 64) - 1
+_I64_MIN: Final = -(1 << 63)
+_JSON_WHITESPACE: Final = " \t\r\n"
+
+
+class _NotJsonError(Exception):
+    """The text is not a JSON document we read as JSON; fall back to YAML."""
+
+
+def _json_int(text: str) -> int | float:
+    if text == "-0":
+        return -0.0
+    if len(text.lstrip("-")) > 20:
+        return float(text)
+    value = int(text)
+    if value > _U64_MAX or value < _I64_MIN:
+        return float(value)
+    return value
+
+
+def _json_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise YamlError(
+            f"number `{text}` is out of range for a 64-bit float; write a smaller number "
+            "or quote it as a string"
+        )
+    return value
+
+
+def _json_constant(name: str) -> Any:
+    raise _NotJsonError(name)
+
+
+def _json_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    result = dict(pairs)
+    if len(result) != len(pairs):
+        raise _NotJsonError("duplicate key")  # YAML reports it with its location
+    return result
+
+
+def _json_request(source: str | bytes) -> RenderRequest | None:
+    if isinstance(source, str):
+        if len(source) > MAX_DOCUMENT_BYTES:
+            return None  # the YAML reader reports the size limit
+        text = source
+    else:
+        if len(source) > MAX_DOCUMENT_BYTES:
+            return None
+        try:
+            text = bytes(source).decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+    if not text.lstrip(_JSON_WHITESPACE + "\ufeff").startswith("{"):
+        return None
+    try:
+        data = json.loads(
+            text.lstrip("\ufeff"),
+            object_pairs_hook=_json_object,
+            parse_int=_json_int,
+            parse_float=_json_float,
+            parse_constant=_json_constant,
+        )
+    except (_NotJsonError, json.JSONDecodeError):
+        return None
+    except RecursionError:
+        raise _too_deep() from None
+    if _json_depth(data) > MAX_NESTING_DEPTH:
+        raise _too_deep()
+    return _request_from_json(data)
+
+
+def _json_depth(value: Any) -> int:
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        current, depth = stack.pop()
+        if isinstance(current, dict):
+            children: Any = current.values()
+        elif isinstance(current, list):
+            children = current
+        else:
+            continue
+        depth += 1
+        deepest = max(deepest, depth)
+        if deepest > MAX_NESTING_DEPTH:
+            break
+        stack.extend((entry, depth) for entry in children)
+    return deepest
+
+
+def _request_from_json(data: dict[str, Any]) -> RenderRequest:
+    values: dict[str, dict[str, Any]] = {}
+    for key, value in data.items():
+        if key not in ("inputs", "context"):
+            raise YamlError(
+                f"unknown field `{key}` in a render request; expected one of `inputs`, `context`"
+            )
+        if not isinstance(value, dict):
+            raise YamlError(
+                f"{key}: expected a JSON object of values, found {_json_kind(value)}; "
+                'write for example {"name": "Ada"}'
+            )
+        values[key] = value
+    return RenderRequest(**values)
+
+
+def _json_kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    return "an array"
