@@ -1,0 +1,66 @@
+"""The package inventory: which files a manifest lists, and its normalized (signable) form."""
+
+from __future__ import annotations
+
+import msgspec
+
+from templiqx_contracts import PackageManifest
+
+__all__ = [
+    "LEGACY_LOCK_FILE",
+    "LOCK_FILE",
+    "MANIFEST_FILE",
+    "inventory_paths",
+    "normalized_manifest",
+    "tracked_paths",
+]
+
+MANIFEST_FILE = "templiqx.yaml"
+LOCK_FILE = "templiqx.lock"
+LEGACY_LOCK_FILE = ".templiqx.lock"
+
+
+def normalized_manifest(manifest: PackageManifest) -> PackageManifest:
+    """The manifest as the identity carries it: no signatures, inventory lists sorted.
+
+    ``definitions`` keeps its order (as in the reference).
+    """
+    return msgspec.structs.replace(
+        manifest,
+        signatures=[],
+        contracts=sorted(manifest.contracts),
+        components=sorted(manifest.components),
+        evals=sorted(manifest.evals),
+        migrations=sorted(manifest.migrations),
+        templates=sorted(manifest.templates),
+        translations=sorted(manifest.translations),
+    )
+
+
+def inventory_paths(manifest: PackageManifest) -> list[str]:
+    """Sorted, de-duplicated package-relative paths the identity hashes (unvalidated).
+
+    ``contracts/<id>.yaml`` per contract, every component/eval/migration/template entry and
+    ``translations/<locale>.yaml`` per locale. ``definitions`` are not part of the identity.
+    """
+    paths = {f"contracts/{contract}.yaml" for contract in manifest.contracts}
+    paths.update(manifest.components, manifest.evals, manifest.migrations, manifest.templates)
+    paths.update(f"translations/{locale}.yaml" for locale in manifest.translations)
+    return sorted(paths)
+
+
+def tracked_paths(manifest: PackageManifest) -> frozenset[str]:
+    """Files ``delete_package`` may remove without reporting them as untracked content.
+
+    The inventory, the manifest, both lock-file names and the ``definitions`` entries (which
+    the reference left out, making a package with definitions impossible to delete).
+    """
+    return frozenset(
+        [
+            *inventory_paths(manifest),
+            *manifest.definitions,
+            MANIFEST_FILE,
+            LOCK_FILE,
+            LEGACY_LOCK_FILE,
+        ]
+    )
