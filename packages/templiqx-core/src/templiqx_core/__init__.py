@@ -1,5 +1,39 @@
-"""templiqx-core: The portable templiqx core: strict YAML reading, validation, rendering and compilation of contracts."""
+"""templiqx-core: the portable templiqx core.
+
+Pure functions from contract text and request values to Structs and diagnostics: strict YAML
+reading, static validation, value validation, capability negotiation, rendering, compilation,
+explain and diff. No files, no clock, no network. Bad input never raises: it yields
+``TQX_*`` diagnostics (see :data:`CORE_CODES`).
+"""
+
+from templiqx_core.codes import CORE_CODES
+from templiqx_core.compile import compile_interaction, required_capabilities
+from templiqx_core.diff import diff_contracts
+from templiqx_core.equality import strict_json_equal
+from templiqx_core.explain import explain_contract
+from templiqx_core.formats import is_date, is_date_time
+from templiqx_core.render import render_messages
+from templiqx_core.semver import is_semver
+from templiqx_core.tool_refs import resolve_tool_contract_refs
+from templiqx_core.validate import validate_contract
+from templiqx_core.values import validate_output, validate_values
 
 __version__ = "0.2.0"
 
-__all__ = ["__version__"]
+__all__ = [
+    "CORE_CODES",
+    "__version__",
+    "compile_interaction",
+    "diff_contracts",
+    "explain_contract",
+    "is_date",
+    "is_date_time",
+    "is_semver",
+    "render_messages",
+    "required_capabilities",
+    "resolve_tool_contract_refs",
+    "strict_json_equal",
+    "validate_contract",
+    "validate_output",
+    "validate_values",
+]

@@ -1,0 +1,215 @@
+"""Every ``TQX_*`` diagnostic code the portable core can emit, with a one-line fix hint.
+
+The diagnostic reference in the documentation is generated from :data:`CORE_CODES`, and the
+test suite checks that each code is produced by at least one test, so the two cannot drift.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Final
+
+__all__ = [
+    "API_VERSION",
+    "BOOLEAN_EMPTY",
+    "BOOLEAN_TYPE",
+    "CAPABILITY_UNSUPPORTED",
+    "COMPONENT_ARGUMENT_MISSING",
+    "COMPONENT_ARGUMENT_TYPE",
+    "COMPONENT_ARGUMENT_UNKNOWN",
+    "COMPONENT_CYCLE",
+    "COMPONENT_MISSING",
+    "COMPONENT_SCHEMA_INVALID",
+    "CONDITION_TYPE",
+    "CONTENT_TOO_DEEP",
+    "CORE_CODES",
+    "EXTENSION_CAPABILITY",
+    "EXTENSION_NAMESPACE",
+    "EXTENSION_SCHEMA_INVALID",
+    "EXTENSION_UNSUPPORTED",
+    "EXTENSION_VALUE",
+    "FIELD_SCHEMA_INVALID",
+    "FILTER_INPUT",
+    "FILTER_TYPE",
+    "FOR_EACH_TYPE",
+    "INCLUDE_UNEXPANDED",
+    "INTERPOLATION_TYPE",
+    "INVALID_ID",
+    "LOCAL_INVALID",
+    "MESSAGES_EMPTY",
+    "OUTPUT_SCHEMA",
+    "OUTPUT_SCHEMA_INVALID",
+    "OUTPUT_SCHEMA_UNSATISFIABLE",
+    "PARSE_YAML",
+    "REF_UNKNOWN",
+    "SCHEMA_BOUNDED_SUBSET",
+    "SCHEMA_CONST_CONTRADICTION",
+    "SCHEMA_CONST_ENUM_CONTRADICTION",
+    "SCHEMA_CONST_IMPOSSIBLE",
+    "SCHEMA_ENUM_IMPOSSIBLE",
+    "SCHEMA_FORMAT_UNSUPPORTED",
+    "SCHEMA_IMPOSSIBLE_BOUNDS",
+    "SCHEMA_IMPOSSIBLE_INTEGER_BOUNDS",
+    "SCHEMA_ITEMS_REQUIRED",
+    "SCHEMA_KEYWORD_TYPE",
+    "SCHEMA_KEYWORD_UNSUPPORTED",
+    "SCHEMA_REQUIRED_UNKNOWN",
+    "SCHEMA_TYPE_REQUIRED",
+    "SCHEMA_TYPE_UNSUPPORTED",
+    "TOOL_CONTRACT_REF_UNRESOLVED",
+    "TRANSLATION_KEY",
+    "TRANSLATION_MISSING",
+    "VALUE_MISSING",
+    "VALUE_NOT_JSON",
+    "VALUE_REQUIRED",
+    "VALUE_SCHEMA",
+    "VALUE_UNKNOWN",
+    "VERSION_INVALID",
+]
+
+# parse
+PARSE_YAML: Final = "TQX_PARSE_YAML"
+# contract header
+API_VERSION: Final = "TQX_API_VERSION"
+INVALID_ID: Final = "TQX_INVALID_ID"
+VERSION_INVALID: Final = "TQX_VERSION_INVALID"
+MESSAGES_EMPTY: Final = "TQX_MESSAGES_EMPTY"
+# schemas
+OUTPUT_SCHEMA_INVALID: Final = "TQX_OUTPUT_SCHEMA_INVALID"
+OUTPUT_SCHEMA_UNSATISFIABLE: Final = "TQX_OUTPUT_SCHEMA_UNSATISFIABLE"
+FIELD_SCHEMA_INVALID: Final = "TQX_FIELD_SCHEMA_INVALID"
+COMPONENT_SCHEMA_INVALID: Final = "TQX_COMPONENT_SCHEMA_INVALID"
+# bounded subset
+SCHEMA_BOUNDED_SUBSET: Final = "TQX_SCHEMA_BOUNDED_SUBSET"
+SCHEMA_KEYWORD_UNSUPPORTED: Final = "TQX_SCHEMA_KEYWORD_UNSUPPORTED"
+SCHEMA_TYPE_REQUIRED: Final = "TQX_SCHEMA_TYPE_REQUIRED"
+SCHEMA_TYPE_UNSUPPORTED: Final = "TQX_SCHEMA_TYPE_UNSUPPORTED"
+SCHEMA_ENUM_IMPOSSIBLE: Final = "TQX_SCHEMA_ENUM_IMPOSSIBLE"
+SCHEMA_CONST_IMPOSSIBLE: Final = "TQX_SCHEMA_CONST_IMPOSSIBLE"
+SCHEMA_CONST_ENUM_CONTRADICTION: Final = "TQX_SCHEMA_CONST_ENUM_CONTRADICTION"
+SCHEMA_CONST_CONTRADICTION: Final = "TQX_SCHEMA_CONST_CONTRADICTION"
+SCHEMA_KEYWORD_TYPE: Final = "TQX_SCHEMA_KEYWORD_TYPE"
+SCHEMA_REQUIRED_UNKNOWN: Final = "TQX_SCHEMA_REQUIRED_UNKNOWN"
+SCHEMA_ITEMS_REQUIRED: Final = "TQX_SCHEMA_ITEMS_REQUIRED"
+SCHEMA_FORMAT_UNSUPPORTED: Final = "TQX_SCHEMA_FORMAT_UNSUPPORTED"
+SCHEMA_IMPOSSIBLE_BOUNDS: Final = "TQX_SCHEMA_IMPOSSIBLE_BOUNDS"
+SCHEMA_IMPOSSIBLE_INTEGER_BOUNDS: Final = "TQX_SCHEMA_IMPOSSIBLE_INTEGER_BOUNDS"
+# expressions and nodes
+REF_UNKNOWN: Final = "TQX_REF_UNKNOWN"
+BOOLEAN_EMPTY: Final = "TQX_BOOLEAN_EMPTY"
+BOOLEAN_TYPE: Final = "TQX_BOOLEAN_TYPE"
+INCLUDE_UNEXPANDED: Final = "TQX_INCLUDE_UNEXPANDED"
+INTERPOLATION_TYPE: Final = "TQX_INTERPOLATION_TYPE"
+FILTER_TYPE: Final = "TQX_FILTER_TYPE"
+CONDITION_TYPE: Final = "TQX_CONDITION_TYPE"
+LOCAL_INVALID: Final = "TQX_LOCAL_INVALID"
+FOR_EACH_TYPE: Final = "TQX_FOR_EACH_TYPE"
+CONTENT_TOO_DEEP: Final = "TQX_CONTENT_TOO_DEEP"
+# components
+COMPONENT_MISSING: Final = "TQX_COMPONENT_MISSING"
+COMPONENT_ARGUMENT_MISSING: Final = "TQX_COMPONENT_ARGUMENT_MISSING"
+COMPONENT_ARGUMENT_UNKNOWN: Final = "TQX_COMPONENT_ARGUMENT_UNKNOWN"
+COMPONENT_ARGUMENT_TYPE: Final = "TQX_COMPONENT_ARGUMENT_TYPE"
+COMPONENT_CYCLE: Final = "TQX_COMPONENT_CYCLE"
+# extensions
+EXTENSION_NAMESPACE: Final = "TQX_EXTENSION_NAMESPACE"
+EXTENSION_CAPABILITY: Final = "TQX_EXTENSION_CAPABILITY"
+EXTENSION_SCHEMA_INVALID: Final = "TQX_EXTENSION_SCHEMA_INVALID"
+EXTENSION_VALUE: Final = "TQX_EXTENSION_VALUE"
+TOOL_CONTRACT_REF_UNRESOLVED: Final = "TQX_TOOL_CONTRACT_REF_UNRESOLVED"
+# values and capabilities
+VALUE_REQUIRED: Final = "TQX_VALUE_REQUIRED"
+VALUE_SCHEMA: Final = "TQX_VALUE_SCHEMA"
+VALUE_UNKNOWN: Final = "TQX_VALUE_UNKNOWN"
+CAPABILITY_UNSUPPORTED: Final = "TQX_CAPABILITY_UNSUPPORTED"
+EXTENSION_UNSUPPORTED: Final = "TQX_EXTENSION_UNSUPPORTED"
+# rendering
+VALUE_MISSING: Final = "TQX_VALUE_MISSING"
+VALUE_NOT_JSON: Final = "TQX_VALUE_NOT_JSON"
+FILTER_INPUT: Final = "TQX_FILTER_INPUT"
+TRANSLATION_MISSING: Final = "TQX_TRANSLATION_MISSING"
+TRANSLATION_KEY: Final = "TQX_TRANSLATION_KEY"
+# output
+OUTPUT_SCHEMA: Final = "TQX_OUTPUT_SCHEMA"
+
+_HINTS: dict[str, str] = {
+    PARSE_YAML: "Fix the YAML at the reported line and column; unknown fields, duplicate keys "
+    "and wrongly typed scalars are rejected.",
+    API_VERSION: "Set `api_version: templiqx/v1alpha1`.",
+    INVALID_ID: "Use only ASCII letters, digits, '.', '_' and '-' in the contract id.",
+    VERSION_INVALID: "Use a SemVer 2.0 version such as `1.0.0` or `1.2.0-rc.1` (no `v` prefix).",
+    MESSAGES_EMPTY: "Add at least one message under `messages:`.",
+    OUTPUT_SCHEMA_INVALID: "Make `output_schema` a valid Draft 2020-12 JSON Schema.",
+    OUTPUT_SCHEMA_UNSATISFIABLE: "Replace the `false` output schema with one that accepts "
+    "the expected output.",
+    FIELD_SCHEMA_INVALID: "Make the input or context field's `schema` a valid Draft 2020-12 "
+    "JSON Schema.",
+    COMPONENT_SCHEMA_INVALID: "Make the component parameter's `schema` a valid Draft 2020-12 "
+    "JSON Schema.",
+    SCHEMA_BOUNDED_SUBSET: "Write the schema as a JSON object (boolean schemas are not allowed).",
+    SCHEMA_KEYWORD_UNSUPPORTED: "Remove the keyword; only type, properties, required, "
+    "additionalProperties (boolean), items, enum, const, format, min/maxLength, minimum, "
+    "maximum, exclusiveMinimum, exclusiveMaximum, min/maxItems, uniqueItems, description and "
+    "title are allowed.",
+    SCHEMA_TYPE_REQUIRED: "Give the schema exactly one `type` string.",
+    SCHEMA_TYPE_UNSUPPORTED: "Use one of null, boolean, integer, number, string, array, object.",
+    SCHEMA_ENUM_IMPOSSIBLE: "Make `enum` list at least one value of the declared type that the "
+    "other constraints accept.",
+    SCHEMA_CONST_IMPOSSIBLE: "Make `const` a value of the declared type.",
+    SCHEMA_CONST_ENUM_CONTRADICTION: "Make `const` one of the `enum` values (integers and "
+    "floats differ: 1 is not 1.0), or drop one of them.",
+    SCHEMA_CONST_CONTRADICTION: "Make `const` satisfy the schema's other constraints.",
+    SCHEMA_KEYWORD_TYPE: "Use `properties` only on object schemas and `items` only on array "
+    "schemas.",
+    SCHEMA_REQUIRED_UNKNOWN: "Declare every `required` name under `properties`.",
+    SCHEMA_ITEMS_REQUIRED: "Give the array schema an `items` schema.",
+    SCHEMA_FORMAT_UNSUPPORTED: "Use `format: date` or `format: date-time`, on string schemas only.",
+    SCHEMA_IMPOSSIBLE_BOUNDS: "Make every lower bound smaller than its upper bound.",
+    SCHEMA_IMPOSSIBLE_INTEGER_BOUNDS: "Widen the bounds so that at least one integer fits.",
+    REF_UNKNOWN: "Reference a declared field (`inputs.x`, `context.y`), a loop item or a "
+    "component parameter, following declared properties and array items.",
+    BOOLEAN_EMPTY: "Give `and`/`or` at least one operand.",
+    BOOLEAN_TYPE: "Use boolean operands only (no truthiness): compare with `equals` or "
+    "reference a boolean field.",
+    INCLUDE_UNEXPANDED: "Load the contract through the package loader, which expands "
+    "`include` nodes.",
+    INTERPOLATION_TYPE: "Interpolate a scalar of known type, or add the `json` filter for "
+    "arrays, objects and null.",
+    FILTER_TYPE: "Apply trim, lower and upper only to string expressions.",
+    CONDITION_TYPE: "Make the `when` condition a boolean expression.",
+    LOCAL_INVALID: "Name the `for_each` item with ASCII letters, digits, '.', '_' or '-'.",
+    FOR_EACH_TYPE: "Iterate over an array expression.",
+    CONTENT_TOO_DEEP: "Flatten the structure: content, component chains, schemas or values "
+    "nest deeper than the core can process.",
+    COMPONENT_MISSING: "Define the component under `components:` or remove the reference.",
+    COMPONENT_ARGUMENT_MISSING: "Pass every required component argument in `with:`.",
+    COMPONENT_ARGUMENT_UNKNOWN: "Remove the argument or declare it as a component parameter.",
+    COMPONENT_ARGUMENT_TYPE: "Pass an argument whose type matches the parameter's schema.",
+    COMPONENT_CYCLE: "Break the cycle: a component may not use itself, directly or indirectly.",
+    EXTENSION_NAMESPACE: "Use a namespaced extension key such as `vendor.option`.",
+    EXTENSION_CAPABILITY: "Use a non-empty capability made of ASCII letters, digits, '.', "
+    "'_', ':' or '-'.",
+    EXTENSION_SCHEMA_INVALID: "Make the extension's `schema` a valid Draft 2020-12 JSON Schema.",
+    EXTENSION_VALUE: "Make the extension's `value` satisfy its `schema`.",
+    TOOL_CONTRACT_REF_UNRESOLVED: "Reference a tool contract listed in the manifest's "
+    "`tool_contracts` and pin its current fingerprint.",
+    VALUE_REQUIRED: "Supply the required value in the request.",
+    VALUE_SCHEMA: "Supply a value that satisfies the field's schema.",
+    VALUE_UNKNOWN: "Remove the value or declare the field in the contract.",
+    CAPABILITY_UNSUPPORTED: "Compile for a target that offers the capability, or remove it "
+    "from `capabilities`.",
+    EXTENSION_UNSUPPORTED: "Compile for a target that offers the extension's capability, or "
+    "remove the extension.",
+    VALUE_MISSING: "Supply the optional value, or guard its use with a `when` condition.",
+    VALUE_NOT_JSON: "Pass JSON data only: finite numbers, 64-bit integers, strings, booleans, "
+    "null, lists and string-keyed objects.",
+    FILTER_INPUT: "Give the filter the input it expects (ISO date string for format_date, a "
+    "number for format_number/format_currency, a string key for translate).",
+    TRANSLATION_MISSING: "List translation bundles in the package manifest (`translations:`).",
+    TRANSLATION_KEY: "Add the key to the locale's or the fallback's translation bundle.",
+    OUTPUT_SCHEMA: "Produce output that satisfies the contract's `output_schema`.",
+}
+
+CORE_CODES: Mapping[str, str] = MappingProxyType(dict(sorted(_HINTS.items())))
+"""Every code the core emits, mapped to a one-line fix hint (sorted by code)."""

@@ -1,0 +1,180 @@
+"""Rendering content nodes to message text.
+
+Rendering runs after validation. It resolves references against the request (never against
+schemas), evaluates expressions with strict JSON equality and short-circuit ``and``/``or``, and
+applies filters. The first failure stops rendering; its diagnostic has pointer ``""``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final
+
+from templiqx_contracts import (
+    AndExpr,
+    CompiledMessage,
+    ComponentNode,
+    Contract,
+    Diagnostic,
+    EqualsExpr,
+    Expr,
+    ForEachNode,
+    IncludeNode,
+    InterpolateNode,
+    LiteralExpr,
+    Node,
+    NotExpr,
+    OrExpr,
+    RefExpr,
+    RenderRequest,
+    TextNode,
+    WhenNode,
+)
+from templiqx_core import codes
+from templiqx_core.components import component_content
+from templiqx_core.equality import strict_json_equal
+from templiqx_core.filters import RenderError, apply_filter, display
+from templiqx_core.static_types import parse_index
+
+__all__ = ["render_messages"]
+
+_MISSING: Final = object()
+_EMPTY_LOCALS: Final[dict[str, Any]] = {}
+
+
+class _Renderer:
+    __slots__ = ("components", "context", "locale", "root", "stack")
+
+    def __init__(self, contract: Contract, request: RenderRequest) -> None:
+        self.components = contract.components
+        self.context: Mapping[str, Any] = request.context
+        self.root: dict[str, Any] = {"inputs": request.inputs, "context": request.context}
+        locale = request.context.get("locale")
+        self.locale = locale if isinstance(locale, str) else ""
+        self.stack: list[str] = []
+
+    # --- expressions ---------------------------------------------------------------------
+
+    def resolve(self, path: str, local: Mapping[str, Any]) -> Any:
+        segments = path.split(".")
+        first = segments[0]
+        # `inputs` and `context` always name the request scopes, as they do for validation
+        # (the reference lets a local of that name shadow them at render time only).
+        if first in self.root:
+            current = self.root[first]
+        elif first in local:
+            current = local[first]
+        else:
+            raise RenderError(codes.VALUE_MISSING, f"reference '{path}' is missing")
+        for segment in segments[1:]:
+            if isinstance(current, dict):
+                current = current.get(segment, _MISSING)
+            elif isinstance(current, list):
+                index = parse_index(segment)
+                current = current[index] if index is not None and index < len(current) else _MISSING
+            else:
+                current = _MISSING
+            if current is _MISSING:
+                raise RenderError(codes.VALUE_MISSING, f"reference '{path}' is missing")
+        return current
+
+    def evaluate(self, expr: Expr, local: Mapping[str, Any]) -> Any:
+        if isinstance(expr, RefExpr):
+            return self.resolve(expr.path, local)
+        if isinstance(expr, LiteralExpr):
+            return expr.value
+        if isinstance(expr, EqualsExpr):
+            left = self.evaluate(expr.left, local)
+            return strict_json_equal(left, self.evaluate(expr.right, local))
+        if isinstance(expr, NotExpr):
+            return not self.boolean(expr.value, local)
+        if isinstance(expr, AndExpr):
+            return all(self.boolean(operand, local) for operand in expr.values)
+        if isinstance(expr, OrExpr):
+            return any(self.boolean(operand, local) for operand in expr.values)
+        raise RenderError(codes.BOOLEAN_TYPE, "unknown expression kind")
+
+    def boolean(self, expr: Expr, local: Mapping[str, Any]) -> bool:
+        value = self.evaluate(expr, local)
+        if not isinstance(value, bool):
+            raise RenderError(
+                codes.BOOLEAN_TYPE, "boolean expression resolved to a non-boolean value"
+            )
+        return value
+
+    # --- nodes ---------------------------------------------------------------------------
+
+    def nodes(self, nodes: list[Node], local: Mapping[str, Any], out: list[str]) -> None:
+        for node in nodes:
+            if isinstance(node, TextNode):
+                out.append(node.value)
+            elif isinstance(node, InterpolateNode):
+                value = self.evaluate(node.expression, local)
+                for name in node.filters:
+                    value = apply_filter(name, value, self.locale, self.context)
+                out.append(display(value))
+            elif isinstance(node, WhenNode):
+                branch = node.then if self.boolean(node.condition, local) else node.else_
+                self.nodes(branch, local, out)
+            elif isinstance(node, ForEachNode):
+                self.for_each(node, local, out)
+            elif isinstance(node, ComponentNode):
+                self.component(node, local, out)
+            elif isinstance(node, IncludeNode):
+                raise RenderError(
+                    codes.INCLUDE_UNEXPANDED,
+                    "include node reached rendering unexpanded "
+                    "(composition layer must expand includes)",
+                )
+
+    def for_each(self, node: ForEachNode, local: Mapping[str, Any], out: list[str]) -> None:
+        collection = self.evaluate(node.collection, local)
+        if not isinstance(collection, list):
+            raise RenderError(codes.FOR_EACH_TYPE, "for_each collection must resolve to an array")
+        parts: list[str] = []
+        for element in collection:
+            inner = dict(local)
+            inner[node.item] = element
+            body: list[str] = []
+            self.nodes(node.body, inner, body)
+            parts.append("".join(body))
+        out.append(node.separator.join(parts))
+
+    def component(self, node: ComponentNode, local: Mapping[str, Any], out: list[str]) -> None:
+        name = node.name
+        if name in self.stack:
+            raise RenderError(codes.COMPONENT_CYCLE, f"component cycle at '{name}'")
+        definition = self.components.get(name)
+        if definition is None:
+            raise RenderError(codes.COMPONENT_MISSING, f"unknown component '{name}'")
+        # Lexical scope: the body sees its arguments only, never the caller's locals (the
+        # reference copies the caller's locals; see docs/decisions/core-semantics.md).
+        arguments = {key: self.evaluate(node.with_[key], local) for key in sorted(node.with_)}
+        self.stack.append(name)
+        self.nodes(component_content(definition), arguments, out)
+        self.stack.pop()
+
+
+def render_messages(
+    contract: Contract, request: RenderRequest
+) -> tuple[list[CompiledMessage] | None, list[Diagnostic]]:
+    """Render every message of a contract with a request, without validating either.
+
+    Returns ``(messages, [])`` on success or ``(None, [diagnostic])`` for the first render
+    failure. Call it on a validated contract and request (``compile_interaction`` does); on
+    unvalidated input it still never raises.
+    """
+    renderer = _Renderer(contract, request)
+    messages: list[CompiledMessage] = []
+    try:
+        for message in contract.messages:
+            parts: list[str] = []
+            renderer.nodes(message.content, _EMPTY_LOCALS, parts)
+            messages.append(CompiledMessage(role=message.role, content="".join(parts)))
+    except RenderError as error:
+        return None, [error.diagnostic]
+    except RecursionError:
+        return None, [
+            Diagnostic.error(codes.CONTENT_TOO_DEEP, "the content nests too deeply to render", "")
+        ]
+    return messages, []

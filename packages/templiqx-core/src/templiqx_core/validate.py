@@ -1,0 +1,188 @@
+"""``validate_contract``: static validation of a parsed contract, in a fixed order.
+
+Every diagnostic has severity ``error`` and a JSON pointer built by plain concatenation (no
+RFC 6901 escaping). Maps are visited in sorted key order and lists in order, so the list of
+diagnostics is deterministic.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Final
+
+import msgspec
+
+from templiqx_contracts import API_VERSION, Contract, Diagnostic, TypedComponent
+from templiqx_core import codes
+from templiqx_core.bounded import validate_bounded_schema
+from templiqx_core.components import component_content, find_component_cycle, legacy_arguments
+from templiqx_core.lru import LRU
+from templiqx_core.schema import compile_schema, validate_instance
+from templiqx_core.semver import is_semver
+from templiqx_core.static_types import STRING_SCHEMA, ContentChecker, is_identifier
+
+__all__ = ["validate_contract"]
+
+_CAPABILITY = re.compile(r"[A-Za-z0-9._:-]+")
+
+# Results are cached by the contract's msgpack bytes (which keep integer/float identity), as
+# plain tuples, so that callers can never alter a cached diagnostic.
+_results: LRU[bytes, tuple[tuple[str, str, str], ...]] = LRU(256)
+_encode_key: Final = msgspec.msgpack.Encoder().encode
+
+
+def validate_contract(contract: Contract) -> list[Diagnostic]:
+    """All static diagnostics of ``contract`` (empty when it is valid). Never raises."""
+    try:
+        key: bytes | None = _encode_key(contract)
+    except (TypeError, ValueError, OverflowError):
+        key = None
+    cached = _results.get(key) if key is not None else None
+    if cached is None:
+        try:
+            found = _validate(contract)
+        except RecursionError:
+            found = [
+                Diagnostic.error(
+                    codes.CONTENT_TOO_DEEP, "the contract nests too deeply to validate", ""
+                )
+            ]
+        cached = tuple((d.code, d.message, d.json_pointer or "") for d in found)
+        if key is not None:
+            _results.put(key, cached)
+    return [Diagnostic.error(code, message, pointer) for code, message, pointer in cached]
+
+
+def _validate(contract: Contract) -> list[Diagnostic]:
+    out: list[Diagnostic] = []
+    _check_header(contract, out)
+    _check_output_schema(contract.output_schema, out)
+    for scope, fields in (("inputs", contract.inputs), ("context", contract.context)):
+        for name in sorted(fields):
+            pointer = f"/{scope}/{name}/schema"
+            schema = fields[name].schema
+            error = compile_schema(schema).error
+            if error is not None:
+                out.append(
+                    Diagnostic.error(
+                        codes.FIELD_SCHEMA_INVALID,
+                        f"invalid schema for '{name}': {error}",
+                        pointer,
+                    )
+                )
+            validate_bounded_schema(schema, pointer, out)
+    checker = ContentChecker(contract, out)
+    for index, message in enumerate(contract.messages):
+        checker.check_nodes(message.content, f"/messages/{index}/content", {})
+    _check_components(contract, checker, out)
+    cycle = find_component_cycle(contract.components)
+    if cycle is not None:
+        out.append(
+            Diagnostic.error(
+                codes.COMPONENT_CYCLE,
+                f"component cycle includes '{cycle}'",
+                f"/components/{cycle}",
+            )
+        )
+    _check_extensions(contract, out)
+    return out
+
+
+def _check_header(contract: Contract, out: list[Diagnostic]) -> None:
+    if contract.api_version != API_VERSION:
+        out.append(Diagnostic.error(codes.API_VERSION, "unsupported api_version", "/api_version"))
+    if not is_identifier(contract.id):
+        out.append(
+            Diagnostic.error(
+                codes.INVALID_ID,
+                "id must contain only ASCII letters, digits, '.', '_' or '-'",
+                "/id",
+            )
+        )
+    if not is_semver(contract.version):
+        out.append(
+            Diagnostic.error(
+                codes.VERSION_INVALID, "contract version must be semantic versioning", "/version"
+            )
+        )
+    if not contract.messages:
+        out.append(
+            Diagnostic.error(codes.MESSAGES_EMPTY, "at least one message is required", "/messages")
+        )
+
+
+def _check_output_schema(schema: Any, out: list[Diagnostic]) -> None:
+    error = compile_schema(schema).error
+    if error is not None:
+        out.append(Diagnostic.error(codes.OUTPUT_SCHEMA_INVALID, error, "/output_schema"))
+    validate_bounded_schema(schema, "/output_schema", out)
+    if schema is False:
+        out.append(
+            Diagnostic.error(
+                codes.OUTPUT_SCHEMA_UNSATISFIABLE,
+                "output schema rejects every possible value",
+                "/output_schema",
+            )
+        )
+
+
+def _check_components(contract: Contract, checker: ContentChecker, out: list[Diagnostic]) -> None:
+    for name in sorted(contract.components):
+        definition = contract.components[name]
+        scope: dict[str, Any]
+        if isinstance(definition, TypedComponent):
+            scope = {}
+            for param in sorted(definition.parameters):
+                pointer = f"/components/{name}/parameters/{param}/schema"
+                schema = definition.parameters[param].schema
+                error = compile_schema(schema).error
+                if error is not None:
+                    out.append(
+                        Diagnostic.error(
+                            codes.COMPONENT_SCHEMA_INVALID,
+                            f"invalid schema for component parameter '{param}': {error}",
+                            pointer,
+                        )
+                    )
+                validate_bounded_schema(schema, pointer, out)
+                scope[param] = schema
+        else:
+            scope = dict.fromkeys(legacy_arguments(definition), STRING_SCHEMA)
+        # The reference reports component body problems at /components/{name}/{i}, also for
+        # typed components whose YAML path is .../content/{i}; kept for pointer parity.
+        checker.check_nodes(component_content(definition), f"/components/{name}", scope)
+
+
+def _check_extensions(contract: Contract, out: list[Diagnostic]) -> None:
+    for key in sorted(contract.extensions):
+        extension = contract.extensions[key]
+        base = f"/extensions/{key}"
+        if "." not in key:
+            out.append(
+                Diagnostic.error(
+                    codes.EXTENSION_NAMESPACE,
+                    f"extension '{key}' must use a namespaced key such as vendor.option",
+                    base,
+                )
+            )
+        if _CAPABILITY.fullmatch(extension.capability) is None:
+            out.append(
+                Diagnostic.error(
+                    codes.EXTENSION_CAPABILITY,
+                    f"extension '{key}' declares an invalid capability",
+                    f"{base}/capability",
+                )
+            )
+        error = compile_schema(extension.schema).error
+        if error is not None:
+            out.append(
+                Diagnostic.error(
+                    codes.EXTENSION_SCHEMA_INVALID,
+                    f"invalid schema for extension '{key}': {error}",
+                    f"{base}/schema",
+                )
+            )
+        validate_bounded_schema(extension.schema, f"{base}/schema", out)
+        validate_instance(
+            extension.schema, extension.value, f"{base}/value", codes.EXTENSION_VALUE, out
+        )
