@@ -12,6 +12,15 @@ from templiqx_core.diff import diff_contracts
 from templiqx_core.equality import strict_json_equal
 from templiqx_core.explain import explain_contract
 from templiqx_core.formats import is_date, is_date_time
+from templiqx_core.parse import (
+    parse_contract,
+    parse_json_value,
+    parse_lock,
+    parse_manifest,
+    parse_node_list,
+    parse_render_request,
+    parse_translation_bundle,
+)
 from templiqx_core.render import render_messages
 from templiqx_core.semver import is_semver
 from templiqx_core.tool_refs import resolve_tool_contract_refs
@@ -29,6 +38,13 @@ __all__ = [
     "is_date",
     "is_date_time",
     "is_semver",
+    "parse_contract",
+    "parse_json_value",
+    "parse_lock",
+    "parse_manifest",
+    "parse_node_list",
+    "parse_render_request",
+    "parse_translation_bundle",
     "render_messages",
     "required_capabilities",
     "resolve_tool_contract_refs",
