@@ -122,6 +122,11 @@ class ScenarioStep(_Strict):
 class _StreamEventBase(_Strict, tag_field="kind"):
     """Base of the fixture stream events (tagged by lowercase ``kind``)."""
 
+    @property
+    def kind(self) -> str:
+        """The tag: ``start``, ``delta``, ``reasoning``, ``usage``, ``end`` or ``finish``."""
+        return str(type(self).__struct_config__.tag)
+
 
 class StreamStart(_StreamEventBase, tag="start"):
     """Opens the stream; must come first."""
