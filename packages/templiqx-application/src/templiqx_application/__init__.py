@@ -1,5 +1,60 @@
-"""templiqx-application: The templiqx application service: the catalog of operations every surface calls."""
+"""templiqx-application: the one service every surface calls.
+
+:class:`TempliqxService` offers the operation catalog (:data:`CATALOG`) as typed methods and
+through :meth:`TempliqxService.invoke`; every call returns an
+:class:`~templiqx_contracts.OperationEnvelope`. :class:`DeterministicFakeRuntime` is the default
+runtime and the one evals always run on.
+"""
+
+from templiqx_application.authorized_context import (
+    AUTHORIZED_MERGE_KEY,
+    Clock,
+    authorized_context_fingerprint,
+    requires_authorized_context,
+    validate_authorized_context,
+)
+from templiqx_application.catalog import (
+    CATALOG,
+    OPERATION_NAMES,
+    OperationSpec,
+    ParameterSpec,
+    ParameterType,
+    bind_arguments,
+    operation_spec,
+)
+from templiqx_application.codes import APPLICATION_CODES, PORT_CODES, fix_hint
+from templiqx_application.fake_runtime import (
+    FAKE_RUNTIME_DESCRIPTOR,
+    DeterministicFakeRuntime,
+    create_fake_runtime,
+)
+from templiqx_application.service import TempliqxService
+from templiqx_application.signing import SIGNING_KEY_ENV, STRICT_ENV, signature_value
 
 __version__ = "0.2.0"
 
-__all__ = ["__version__"]
+__all__ = [
+    "APPLICATION_CODES",
+    "AUTHORIZED_MERGE_KEY",
+    "CATALOG",
+    "FAKE_RUNTIME_DESCRIPTOR",
+    "OPERATION_NAMES",
+    "PORT_CODES",
+    "SIGNING_KEY_ENV",
+    "STRICT_ENV",
+    "Clock",
+    "DeterministicFakeRuntime",
+    "OperationSpec",
+    "ParameterSpec",
+    "ParameterType",
+    "TempliqxService",
+    "__version__",
+    "authorized_context_fingerprint",
+    "bind_arguments",
+    "create_fake_runtime",
+    "fix_hint",
+    "operation_spec",
+    "requires_authorized_context",
+    "signature_value",
+    "validate_authorized_context",
+]

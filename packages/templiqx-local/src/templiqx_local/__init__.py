@@ -7,6 +7,12 @@
 * The naming rules (:func:`check_segment`, :func:`check_relative_path`, ...) both use.
 """
 
+from templiqx_local.compose import (
+    RuntimeSelectionError,
+    available_runtimes,
+    compose,
+    load_runtime,
+)
 from templiqx_local.manifest_yaml import dump_manifest
 from templiqx_local.paths import (
     RESERVED_PREFIX,
@@ -34,11 +40,15 @@ __all__ = [
     "FilesystemArtifactWorkspace",
     "FilesystemOutputLease",
     "FilesystemPackageStore",
+    "RuntimeSelectionError",
     "__version__",
+    "available_runtimes",
     "check_package_name",
     "check_relative_path",
     "check_segment",
+    "compose",
     "dump_manifest",
     "is_relative_path",
     "is_segment",
+    "load_runtime",
 ]

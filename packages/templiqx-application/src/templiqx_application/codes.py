@@ -1,0 +1,93 @@
+"""Every diagnostic code the application emits or relays from a port, with a fix hint.
+
+The table is the single source for the diagnostic reference in the documentation and for the
+test that checks every code is produced somewhere. Codes emitted by the core (parse, validate,
+compile) are relayed unchanged and documented by the core.
+"""
+
+from __future__ import annotations
+
+__all__ = ["APPLICATION_CODES", "PORT_CODES", "fix_hint"]
+
+APPLICATION_CODES: dict[str, str] = {
+    # --- calling the service ---------------------------------------------------------------
+    "TQX_UNKNOWN_OPERATION": "Call `catalog` for the operations this service offers.",
+    "TQX_ARGUMENT_UNKNOWN": "Remove the argument; the catalog lists each operation's parameters.",
+    "TQX_ARGUMENT_MISSING": "Pass the required argument named by the pointer.",
+    "TQX_ARGUMENT_INVALID": "Pass a value of the parameter's catalog type (string, boolean, "
+    "string list, JSON object or JSON value; numbers must be finite).",
+    "TQX_INTERNAL": "An unexpected error inside the service or an adapter; report it with the "
+    "operation and arguments that caused it.",
+    # --- packages --------------------------------------------------------------------------
+    "TQX_PACKAGE_UPDATE_EMPTY": "Provide `version`, `description` or both.",
+    "TQX_MANIFEST_VERSION_INVALID": "Use a Semantic Versioning 2.0 version such as 1.2.3.",
+    "TQX_MANIFEST_API_VERSION": "Set `api_version: templiqx/v1alpha1` in templiqx.yaml.",
+    "TQX_MANIFEST_PACKAGE": "Make `package:` in templiqx.yaml equal the package directory name.",
+    "TQX_INVENTORY_DUPLICATE": "List each artifact path once across the manifest inventory.",
+    "TQX_CONTRACT_INVENTORY_ID": "Make the contract's `id` equal its file name and inventory id.",
+    "TQX_LOCK_INVALID": "Fix templiqx.lock: `dependencies: {name: {path, fingerprint}}`.",
+    "TQX_LOCK_MISSING": "Add a templiqx.lock pinning every declared dependency.",
+    "TQX_LOCK_DRIFT": "Make templiqx.lock and the manifest's `dependencies` pin the same "
+    "packages with the same fingerprints.",
+    "TQX_DEPENDENCY_ROOT_MISSING": "Place the dependency package beside this one under the "
+    "same root.",
+    # --- signatures ------------------------------------------------------------------------
+    "TQX_PACKAGE_SIGNING_KEY_MISSING": "Set TEMPLIQX_PACKAGE_SIGNING_KEY in the environment of "
+    "the process that signs.",
+    "TQX_PACKAGE_UNSIGNED": "Sign the package with `sign_package` before strict publication.",
+    "TQX_PACKAGE_SIGNATURE_ALGORITHM_UNSUPPORTED": "Re-sign with `sign_package` (algorithm "
+    "sha256-keyed).",
+    "TQX_PACKAGE_SIGNATURE_DUPLICATE": "Keep one signature per key id and algorithm.",
+    "TQX_PACKAGE_SIGNATURE_UNVERIFIED": "Set TEMPLIQX_PACKAGE_SIGNING_KEY to verify signatures.",
+    "TQX_PACKAGE_SIGNATURE_INVALID": "The package changed after signing, or the key differs: "
+    "re-sign with `sign_package`.",
+    # --- loading contracts -----------------------------------------------------------------
+    "TQX_INCLUDE_CYCLE": "Break the cycle: a partial must not include itself, directly or not.",
+    "TQX_INCLUDE_UNRESOLVED": "Point the include at an existing, package-relative file "
+    "(no `..`, no symlinks) in an existing package.",
+    "TQX_INCLUDE_INVALID": "Make the partial a YAML list of content nodes.",
+    "TQX_TRANSLATION_INVALID": "Make translations/<locale>.yaml a flat map of keys to strings.",
+    # --- execution and evals ---------------------------------------------------------------
+    "TQX_RUNTIME_CAPABILITY_UNSUPPORTED": "Compose a runtime that offers the capability, or "
+    "remove it from the contract.",
+    "TQX_OUTPUT_SCHEMA": "The runtime output does not satisfy the contract's output_schema; "
+    "fix the fixture output or the schema.",
+    "TQX_TEST_FAILED": "Inspect each failed case's diagnostics.",
+    "TQX_STREAM_SINK_FAILED": "The caller's live event sink raised; later events were not "
+    "forwarded to it (the envelope still carries them all).",
+    "TQX_SERIALIZE": "A value cannot be written as canonical JSON (NaN, infinity or an "
+    "integer outside the 64-bit range).",
+    # --- authorized merge context ----------------------------------------------------------
+    "TQX_AUTHORIZED_CONTEXT_REQUIREMENT_INVALID": "Set provenance.requires_authorized_context "
+    "to the string 'true' or 'false'.",
+    "TQX_AUTHORIZED_CONTEXT_MISSING": "Pass the host-issued context in "
+    "context._templiqx_authorized_merge.",
+    "TQX_AUTHORIZED_CONTEXT_INVALID": "Pass the seven string fields with RFC 3339 timestamps, "
+    "issued before now and before expiry.",
+    "TQX_AUTHORIZED_CONTEXT_REDACTED": "Pass a non-blank scope_id.",
+    "TQX_AUTHORIZED_CONTEXT_EXPIRED": "Obtain a fresh authorized context from the host.",
+    "TQX_AUTHORIZED_CONTEXT_MISMATCH": "The fingerprint must be the canonical fingerprint of the "
+    "six other fields; obtain the context from the host unchanged.",
+}
+
+PORT_CODES: dict[str, str] = {
+    "TQX_NOT_FOUND": "Check the package, contract, fixture or artifact name.",
+    "TQX_CAS_CONFLICT": "Read the current fingerprint again and retry with it.",
+    "TQX_PATH_INVALID": "Use a package-relative path with `/` separators, no `..`, no "
+    "backslash and no symlinks.",
+    "TQX_UNSUPPORTED": "The composed adapter cannot do this.",
+    "TQX_IO": "An operating-system I/O error; check permissions and disk space.",
+    "TQX_DATA_INVALID": "Stored or supplied data does not decode; fix the named file or value.",
+    "TQX_RUNTIME_TIMEOUT": "The model runtime timed out; retry later.",
+    "TQX_RUNTIME_RATE_LIMITED": "The model runtime is rate limited; retry after retry_after_ms.",
+    "TQX_RUNTIME_UNAVAILABLE": "The model runtime is unavailable; retry later.",
+    "TQX_RUNTIME_INVALID_RESPONSE": "The model's response was unusable; do not retry unchanged.",
+    "TQX_RUNTIME_PERMANENT": "The model runtime refused the request; do not retry unchanged.",
+    "TQX_RUNTIME_CANCELLED": "The execution was cancelled by the caller.",
+    "TQX_HOST_RETRY_EXHAUSTED": "The host gave up after retrying.",
+}
+
+
+def fix_hint(code: str) -> str | None:
+    """The fix hint of an application or port code, or ``None`` for codes relayed from core."""
+    return APPLICATION_CODES.get(code) or PORT_CODES.get(code)

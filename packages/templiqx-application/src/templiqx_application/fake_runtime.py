@@ -1,0 +1,60 @@
+"""The deterministic fake runtime: returns the fixture output, never touches the network.
+
+It is the default runtime of every composition and the only runtime evals run on.
+"""
+
+from __future__ import annotations
+
+from templiqx_contracts import (
+    AdapterDescriptor,
+    CanonicalJSONError,
+    ExecutionReceipt,
+    ExecutionRequest,
+    fingerprint,
+)
+from templiqx_core import validate_output
+from templiqx_ports import InvalidDataError, RuntimeAdapter
+
+__all__ = ["FAKE_RUNTIME_DESCRIPTOR", "DeterministicFakeRuntime", "create_fake_runtime"]
+
+FAKE_RUNTIME_DESCRIPTOR = AdapterDescriptor(
+    id="templiqx.fake", version="0.2.0", capabilities=["structured_output", "text"]
+)
+
+
+class DeterministicFakeRuntime(RuntimeAdapter):
+    """Echo ``fixture_output`` as the model output.
+
+    * ``request_fingerprint`` is the fingerprint of the compiled interaction alone;
+    * ``output_fingerprint`` the fingerprint of the output;
+    * ``output_schema_valid`` says whether the output satisfies the interaction's schema.
+
+    Without a fixture output the execution fails with ``TQX_DATA_INVALID``. Streaming uses the
+    port's default: one ``Complete`` event (or one ``Failed``).
+    """
+
+    def descriptor(self) -> AdapterDescriptor:
+        return FAKE_RUNTIME_DESCRIPTOR
+
+    def execute(self, request: ExecutionRequest) -> ExecutionReceipt:
+        if request.fixture_output is None:
+            raise InvalidDataError("fake runtime requires fixture_output")
+        output = request.fixture_output
+        try:
+            request_fingerprint = fingerprint(request.interaction)
+            output_fingerprint = fingerprint(output)
+        except CanonicalJSONError as exc:
+            raise InvalidDataError(str(exc)) from exc
+        valid = not validate_output(request.interaction.output_schema, output)
+        return ExecutionReceipt(
+            adapter=FAKE_RUNTIME_DESCRIPTOR,
+            request_fingerprint=request_fingerprint,
+            output_fingerprint=output_fingerprint,
+            output=output,
+            output_schema_valid=valid,
+        )
+
+
+def create_fake_runtime() -> DeterministicFakeRuntime:
+    """Zero-argument factory of the ``fake`` entry point in ``templiqx.runtimes``."""
+    return DeterministicFakeRuntime()

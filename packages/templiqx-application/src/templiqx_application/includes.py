@@ -1,0 +1,166 @@
+"""Expanding ``include`` nodes: splicing partials (YAML node lists) into contract content.
+
+A partial is read from the including package, or from ``from_dependency`` when given (any
+package under the same root). Nested includes resolve inside the partial's own package. The
+expansion stack is fresh for every message and every component, so the same partial may be
+included twice side by side, but never inside itself. ``when`` branches and ``for_each`` bodies
+are expanded too; ``component`` nodes are not (component bodies are expanded on their own).
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+from templiqx_application.diagnostics import error
+from templiqx_contracts import (
+    Contract,
+    Diagnostic,
+    ForEachNode,
+    IncludeNode,
+    MessageTemplate,
+    Node,
+    TypedComponent,
+    WhenNode,
+)
+from templiqx_core import parse_node_list
+from templiqx_ports import PackageStore, PortError
+
+__all__ = ["MAX_INCLUDE_DEPTH", "MAX_INCLUDE_EXPANSIONS", "IncludeError", "expand_includes"]
+
+MAX_INCLUDE_EXPANSIONS = 10_000
+"""How many include nodes one contract load may splice (guards against exponential fan-out)."""
+
+MAX_INCLUDE_DEPTH = 64
+"""How deeply includes may nest."""
+
+
+class IncludeError(Exception):
+    """Expansion stopped; ``diagnostic`` says why."""
+
+    def __init__(self, diagnostic: Diagnostic) -> None:
+        super().__init__(diagnostic.message)
+        self.diagnostic = diagnostic
+
+
+class _Expander:
+    def __init__(self, store: PackageStore) -> None:
+        self._store = store
+        self._partials: dict[str, list[Node]] = {}
+        self._expansions = 0
+
+    def nodes(self, nodes: list[Node], package: str, stack: list[str]) -> list[Node]:
+        out: list[Node] = []
+        for node in nodes:
+            if isinstance(node, IncludeNode):
+                out.extend(self._include(node, package, stack))
+            elif isinstance(node, WhenNode):
+                out.append(
+                    msgspec.structs.replace(
+                        node,
+                        then=self.nodes(node.then, package, stack),
+                        else_=self.nodes(node.else_, package, stack),
+                    )
+                )
+            elif isinstance(node, ForEachNode):
+                out.append(
+                    msgspec.structs.replace(node, body=self.nodes(node.body, package, stack))
+                )
+            else:
+                out.append(node)
+        return out
+
+    def _include(self, node: IncludeNode, package: str, stack: list[str]) -> list[Node]:
+        target = node.from_dependency if node.from_dependency is not None else package
+        key = f"{target}::{node.path}"
+        if key in stack:
+            raise IncludeError(error("TQX_INCLUDE_CYCLE", f"include cycle detected at '{key}'"))
+        if len(stack) >= MAX_INCLUDE_DEPTH:
+            raise IncludeError(
+                error(
+                    "TQX_INCLUDE_INVALID",
+                    f"include '{key}' nests deeper than {MAX_INCLUDE_DEPTH} levels",
+                )
+            )
+        self._expansions += 1
+        if self._expansions > MAX_INCLUDE_EXPANSIONS:
+            raise IncludeError(
+                error(
+                    "TQX_INCLUDE_INVALID",
+                    f"include '{key}' exceeds the limit of {MAX_INCLUDE_EXPANSIONS} include "
+                    "expansions per contract",
+                )
+            )
+        partial = self._partial(target, node.path, key)
+        stack.append(key)
+        try:
+            return self.nodes(partial, target, stack)
+        finally:
+            stack.pop()
+
+    def _partial(self, target: str, path: str, key: str) -> list[Node]:
+        cached = self._partials.get(key)
+        if cached is not None:
+            return cached
+        try:
+            data = self._store.artifact_bytes(target, path)
+        except PortError as exc:
+            raise IncludeError(
+                error("TQX_INCLUDE_UNRESOLVED", f"cannot resolve include '{key}': {exc}")
+            ) from exc
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise IncludeError(
+                error(
+                    "TQX_INCLUDE_INVALID",
+                    f"include '{key}' is not a valid node list: the file is not UTF-8 ({exc})",
+                )
+            ) from exc
+        label = f"{target}/{path}"
+        nodes, diagnostics = parse_node_list(text, file=label)
+        if nodes is None:
+            first = diagnostics[0] if diagnostics else None
+            detail = first.message if first is not None else "unknown parse error"
+            raise IncludeError(
+                msgspec.structs.replace(
+                    error(
+                        "TQX_INCLUDE_INVALID",
+                        f"include '{key}' is not a valid node list: {detail}",
+                    ),
+                    file=label,
+                    span=first.span if first is not None else None,
+                )
+            )
+        self._partials[key] = nodes
+        return nodes
+
+
+def expand_includes(
+    store: PackageStore, contract: Contract, package: str
+) -> tuple[Contract | None, list[Diagnostic]]:
+    """The contract with every include spliced, or the diagnostic that stopped expansion."""
+    expander = _Expander(store)
+    try:
+        messages = [
+            msgspec.structs.replace(message, content=expander.nodes(message.content, package, []))
+            for message in contract.messages
+        ]
+        components: dict[str, TypedComponent | list[Node]] = {}
+        for name, definition in contract.components.items():
+            if isinstance(definition, TypedComponent):
+                components[name] = msgspec.structs.replace(
+                    definition, content=expander.nodes(definition.content, package, [])
+                )
+            else:
+                components[name] = expander.nodes(definition, package, [])
+    except IncludeError as exc:
+        return None, [exc.diagnostic]
+    return _replace_body(contract, messages, components), []
+
+
+def _replace_body(
+    contract: Contract,
+    messages: list[MessageTemplate],
+    components: dict[str, TypedComponent | list[Node]],
+) -> Contract:
+    return msgspec.structs.replace(contract, messages=messages, components=components)

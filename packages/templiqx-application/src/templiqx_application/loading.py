@@ -1,0 +1,96 @@
+"""The contract load pipeline: read → parse → resolve tool-contract refs → expand includes.
+
+Every contract-addressed operation sees contracts through this pipeline, and the fingerprint of
+its result is the contract's compare-and-swap token (DECISIONS 13): what ``inspect_contract``
+reports is what ``put_contract`` and ``delete_contract`` accept. The loaded contract is not
+validated here; callers validate or compile it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from templiqx_application.diagnostics import contract_file, port_diagnostic
+from templiqx_application.includes import expand_includes
+from templiqx_contracts import CanonicalJSONError, Contract, Diagnostic, fingerprint
+from templiqx_core import parse_contract, resolve_tool_contract_refs
+from templiqx_ports import PackageStore, PortError
+
+__all__ = ["ContractLoader", "LoadedContract"]
+
+
+@dataclass(frozen=True)
+class LoadedContract:
+    """The outcome of loading one contract.
+
+    ``source`` is the text that was read (``None`` when reading failed); ``contract`` the
+    loaded contract (``None`` when any step failed, with ``diagnostics`` saying why).
+    """
+
+    package: str
+    contract_id: str
+    source: str | None
+    contract: Contract | None
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+    @property
+    def token(self) -> str | None:
+        """The compare-and-swap token of the stored contract.
+
+        The fingerprint of the loaded contract; for a stored contract that does not load, the
+        fingerprint of its source text (so a broken contract can still be repaired or
+        removed); ``None`` when nothing could be read, or the contract cannot be fingerprinted.
+        """
+        try:
+            if self.contract is not None:
+                return fingerprint(self.contract)
+            if self.source is not None:
+                return fingerprint(self.source)
+        except CanonicalJSONError:
+            return None
+        return None
+
+
+class ContractLoader:
+    """Loads contracts from a package store through the full pipeline."""
+
+    def __init__(self, store: PackageStore) -> None:
+        self._store = store
+
+    def load(self, package: str, contract_id: str) -> LoadedContract:
+        """Read ``contracts/<contract_id>.yaml`` of ``package`` and load it."""
+        try:
+            source = self._store.contract_source(package, contract_id)
+        except PortError as exc:
+            return LoadedContract(package, contract_id, None, None, [port_diagnostic(exc)])
+        return self.load_source(package, contract_id, source)
+
+    def load_source(self, package: str, contract_id: str, source: str) -> LoadedContract:
+        """Load ``source`` as if it were stored as ``contracts/<contract_id>.yaml``."""
+        parsed, diagnostics = parse_contract(source, file=contract_file(package, contract_id))
+        if parsed is None:
+            return LoadedContract(package, contract_id, source, None, list(diagnostics))
+        resolved, ref_diagnostics = self._resolve_refs(package, parsed)
+        if resolved is None:
+            return LoadedContract(package, contract_id, source, None, ref_diagnostics)
+        expanded, include_diagnostics = expand_includes(self._store, resolved, package)
+        if expanded is None:
+            return LoadedContract(package, contract_id, source, None, include_diagnostics)
+        return LoadedContract(package, contract_id, source, expanded, [])
+
+    def _resolve_refs(
+        self, package: str, contract: Contract
+    ) -> tuple[Contract | None, list[Diagnostic]]:
+        try:
+            manifest = self._store.manifest(package)
+        except PortError:
+            # A manifest that cannot be read leaves references unresolved; the contract then
+            # fails its ordinary validation, and package operations report the manifest.
+            return contract, []
+        if not manifest.tool_contracts:
+            return contract, []
+        # Resolves in place, all or nothing; the contract was freshly parsed for this load.
+        diagnostics = resolve_tool_contract_refs(contract, manifest.tool_contracts)
+        if any(d.severity == "error" for d in diagnostics):
+            return None, diagnostics
+        return contract, []

@@ -1,0 +1,210 @@
+"""Package operations: discovery, lifecycle (compare-and-swap), identity and trust."""
+
+from __future__ import annotations
+
+import msgspec
+
+from templiqx_application.context import ServiceContext, envelope, port_failure
+from templiqx_application.diagnostics import error
+from templiqx_application.signing import (
+    SIGNING_KEY_ENV,
+    signature_value,
+    signing_key,
+    verify_signatures,
+)
+from templiqx_contracts import (
+    SIGNATURE_ALGORITHM,
+    Diagnostic,
+    OperationEnvelope,
+    PackageIdentity,
+    PackageManifest,
+    PackageSignature,
+    PackageTrustReport,
+    fingerprint,
+)
+from templiqx_core import is_semver
+from templiqx_ports import PortError
+
+__all__ = [
+    "create_package",
+    "delete_package",
+    "discover_packages",
+    "export_package_identity",
+    "normalized_manifest",
+    "sign_package",
+    "update_package",
+    "verify_package_trust",
+]
+
+
+def normalized_manifest(manifest: PackageManifest) -> PackageManifest:
+    """The manifest as the identity covers it: no signatures, inventory lists sorted."""
+    return msgspec.structs.replace(
+        manifest,
+        signatures=[],
+        contracts=sorted(manifest.contracts),
+        components=sorted(manifest.components),
+        evals=sorted(manifest.evals),
+        migrations=sorted(manifest.migrations),
+        templates=sorted(manifest.templates),
+        translations=sorted(manifest.translations),
+    )
+
+
+def _version_problem(version: str) -> Diagnostic | None:
+    if is_semver(version):
+        return None
+    return error(
+        "TQX_MANIFEST_VERSION_INVALID", "manifest version must be semantic versioning", "/version"
+    )
+
+
+def discover_packages(ctx: ServiceContext) -> OperationEnvelope:
+    """Every package under the root."""
+    operation = "discover_packages"
+    try:
+        manifests = ctx.store.discover()
+    except PortError as exc:
+        return port_failure(operation, exc)
+    return envelope(operation, result=manifests)
+
+
+def create_package(ctx: ServiceContext, name: str, version: str) -> OperationEnvelope:
+    """Bootstrap an empty package; fingerprint ``package`` (its manifest)."""
+    operation = "create_package"
+    problem = _version_problem(version)
+    if problem is not None:
+        return envelope(operation, diagnostics=[problem])
+    try:
+        manifest = ctx.store.create_package(name, version)
+    except PortError as exc:
+        return port_failure(operation, exc)
+    return envelope(operation, result=manifest, fingerprints={"package": fingerprint(manifest)})
+
+
+def update_package(
+    ctx: ServiceContext,
+    package: str,
+    expected_fingerprint: str,
+    version: str | None,
+    description: str | None,
+) -> OperationEnvelope:
+    """Set version and/or description if the manifest is unchanged; clears signatures."""
+    operation = "update_package"
+    if version is None and description is None:
+        return envelope(
+            operation,
+            diagnostics=[
+                error("TQX_PACKAGE_UPDATE_EMPTY", "version or description must be provided", "/")
+            ],
+        )
+    if version is not None:
+        problem = _version_problem(version)
+        if problem is not None:
+            return envelope(operation, diagnostics=[problem])
+    try:
+        manifest = ctx.store.update_package(
+            package,
+            version=version,
+            description=description,
+            expected_fingerprint=expected_fingerprint,
+        )
+    except PortError as exc:
+        return port_failure(operation, exc)
+    return envelope(operation, result=manifest, fingerprints={"package": fingerprint(manifest)})
+
+
+def delete_package(
+    ctx: ServiceContext, package: str, expected_fingerprint: str
+) -> OperationEnvelope:
+    """Remove a package; the result is its manifest as it was."""
+    operation = "delete_package"
+    try:
+        manifest = ctx.store.manifest(package)
+        removed = ctx.store.delete_package(package, expected_fingerprint)
+    except PortError as exc:
+        return port_failure(operation, exc)
+    return envelope(operation, result=manifest, fingerprints={"package": removed})
+
+
+def export_package_identity(ctx: ServiceContext, package: str) -> OperationEnvelope:
+    """The identity; fingerprints ``package_identity`` and ``manifest`` (the signing CAS token)."""
+    operation = "export_package_identity"
+    try:
+        identity = ctx.store.package_identity(package)
+    except PortError as exc:
+        return port_failure(operation, exc)
+    try:
+        manifest_fingerprint = fingerprint(ctx.store.manifest(package))
+    except PortError:
+        manifest_fingerprint = ""
+    return envelope(
+        operation,
+        result=identity,
+        fingerprints={"package_identity": fingerprint(identity), "manifest": manifest_fingerprint},
+    )
+
+
+def sign_package(
+    ctx: ServiceContext, package: str, key_id: str, expected_fingerprint: str
+) -> OperationEnvelope:
+    """Attach a ``sha256-keyed`` signature over the identity; fingerprint ``package``."""
+    operation = "sign_package"
+    key = signing_key()
+    if key is None:
+        return envelope(
+            operation,
+            diagnostics=[
+                error(
+                    "TQX_PACKAGE_SIGNING_KEY_MISSING",
+                    f"{SIGNING_KEY_ENV} is required for local dev/CI signing",
+                    "/signatures",
+                )
+            ],
+        )
+    try:
+        identity = ctx.store.package_identity(package)
+        signature = PackageSignature(
+            key_id=key_id,
+            algorithm=SIGNATURE_ALGORITHM,
+            value=signature_value(identity, key, key_id),
+        )
+        manifest = ctx.store.attach_package_signature(
+            package,
+            signature,
+            expected_fingerprint=expected_fingerprint,
+            identity_fingerprint=fingerprint(identity),
+        )
+    except PortError as exc:
+        return port_failure(operation, exc)
+    return envelope(operation, result=manifest, fingerprints={"package": fingerprint(manifest)})
+
+
+def verify_package_trust(ctx: ServiceContext, package: str, strict: bool) -> OperationEnvelope:
+    """Verify the signatures with the environment's key; the report is always the result."""
+    operation = "verify_package_trust"
+    try:
+        identity = ctx.store.package_identity(package)
+        manifest = ctx.store.manifest(package)
+    except PortError as exc:
+        return port_failure(operation, exc)
+    return _trust_envelope(operation, identity, manifest.signatures, strict)
+
+
+def _trust_envelope(
+    operation: str, identity: PackageIdentity, signatures: list[PackageSignature], strict: bool
+) -> OperationEnvelope:
+    diagnostics: list[Diagnostic] = []
+    identity_fingerprint = fingerprint(identity)
+    verified = verify_signatures(
+        identity, signatures, signing_key(), strict=strict, diagnostics=diagnostics
+    )
+    report = PackageTrustReport(
+        identity_fingerprint=identity_fingerprint, strict=strict, verified_key_ids=verified
+    )
+    return envelope(
+        operation,
+        result=report,
+        diagnostics=diagnostics,
+        fingerprints={"package_identity": identity_fingerprint},
+    )

@@ -1,0 +1,499 @@
+"""TempliqxService: the one service every surface calls.
+
+Two ways in, one path through:
+
+* typed methods, one per catalog operation (``service.compile_contract("demo", "greeting",
+  inputs={...}, capabilities=["structured_output"])``);
+* :meth:`TempliqxService.invoke` with an operation name and a mapping of arguments, which is
+  what generated surfaces (CLI, MCP) call.
+
+Both check arguments against the catalog strictly, run the operation, and always return an
+:class:`~templiqx_contracts.OperationEnvelope`: nothing raises, prints or exits. An unexpected
+exception becomes a ``TQX_INTERNAL`` diagnostic.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from templiqx_application import artifacts, authoring, evals, execution, packages, validation
+from templiqx_application.authorized_context import Clock, utc_now
+from templiqx_application.catalog import CATALOG, bind_arguments, operation_spec
+from templiqx_application.context import ServiceContext, envelope
+from templiqx_application.diagnostics import error
+from templiqx_application.fake_runtime import DeterministicFakeRuntime
+from templiqx_application.loading import ContractLoader
+from templiqx_contracts import OperationEnvelope, RenderRequest
+from templiqx_ports import ArtifactWorkspace, CancelToken, PackageStore, RuntimeAdapter, StreamSink
+
+__all__ = ["TempliqxService"]
+
+_Implementation = Callable[..., OperationEnvelope]
+
+
+class TempliqxService:
+    """The catalog of operations over a package store, a workspace and a runtime.
+
+    ``runtime`` defaults to the deterministic fake. Evals always run on the fake, whatever
+    ``runtime`` is. ``clock`` (returning an aware datetime) is what authorized-context
+    freshness is judged against; it defaults to the UTC wall clock.
+    """
+
+    def __init__(
+        self,
+        store: PackageStore,
+        workspace: ArtifactWorkspace,
+        runtime: RuntimeAdapter | None = None,
+        *,
+        clock: Clock | None = None,
+    ) -> None:
+        fake = DeterministicFakeRuntime()
+        self._ctx = ServiceContext(
+            store=store,
+            workspace=workspace,
+            runtime=runtime if runtime is not None else fake,
+            eval_runtime=fake,
+            clock=clock if clock is not None else utc_now,
+            loader=ContractLoader(store),
+        )
+        ctx = self._ctx
+        self._implementations: dict[str, _Implementation] = {
+            "catalog": lambda: envelope("catalog", result=list(CATALOG)),
+            "discover_packages": lambda: packages.discover_packages(ctx),
+            "create_package": lambda name, version: packages.create_package(ctx, name, version),
+            "update_package": lambda package, expected_fingerprint, version, description: (
+                packages.update_package(ctx, package, expected_fingerprint, version, description)
+            ),
+            "delete_package": lambda package, expected_fingerprint: packages.delete_package(
+                ctx, package, expected_fingerprint
+            ),
+            "export_package_identity": lambda package: packages.export_package_identity(
+                ctx, package
+            ),
+            "sign_package": lambda package, key_id, expected_fingerprint: packages.sign_package(
+                ctx, package, key_id, expected_fingerprint
+            ),
+            "verify_package_trust": lambda package, strict: packages.verify_package_trust(
+                ctx, package, strict
+            ),
+            "inspect_contract": lambda package, contract: authoring.inspect_contract(
+                ctx, package, contract
+            ),
+            "put_contract": lambda package, contract, source, expected_fingerprint: (
+                authoring.put_contract(ctx, package, contract, source, expected_fingerprint)
+            ),
+            "delete_contract": lambda package, contract, expected_fingerprint: (
+                authoring.delete_contract(ctx, package, contract, expected_fingerprint)
+            ),
+            "validate_contract": lambda package, contract: validation.validate_contract(
+                ctx, package, contract
+            ),
+            "validate_package": lambda package: validation.validate_package(ctx, package),
+            "compile_contract": lambda package, contract, inputs, context, capabilities: (
+                execution.compile_contract(
+                    ctx, package, contract, _request(inputs, context), capabilities
+                )
+            ),
+            "render_contract": lambda package, contract, inputs, context, capabilities: (
+                execution.render_contract(
+                    ctx, package, contract, _request(inputs, context), capabilities
+                )
+            ),
+            "execute_contract": self._execute,
+            "list_workspace_artifacts": lambda package, workspace, prefix: (
+                artifacts.list_workspace_artifacts(ctx, package, workspace, prefix)
+            ),
+            "read_artifact": lambda package, path, workspace: artifacts.read_artifact(
+                ctx, package, path, workspace
+            ),
+            "delete_workspace_artifact": lambda package, path, expected_fingerprint, workspace: (
+                artifacts.delete_workspace_artifact(
+                    ctx, package, path, expected_fingerprint, workspace
+                )
+            ),
+            "test_package": lambda package, capabilities: evals.test_package(
+                ctx, package, capabilities
+            ),
+            "list_evals": lambda package: evals.list_evals(ctx, package),
+            "run_eval": lambda package, contract, fixture_id, capabilities: evals.run_eval(
+                ctx, package, contract, fixture_id, capabilities
+            ),
+            "diff_contract": lambda left_package, left_contract, right_package, right_contract: (
+                authoring.diff_contract(
+                    ctx, left_package, left_contract, right_package, right_contract
+                )
+            ),
+            "explain_contract": lambda package, contract: authoring.explain_contract(
+                ctx, package, contract
+            ),
+        }
+
+    # --- generic entry ----------------------------------------------------------------------
+
+    def invoke(self, name: str, arguments: Mapping[str, Any] | None = None) -> OperationEnvelope:
+        """Run the catalog operation ``name`` with ``arguments`` (checked strictly)."""
+        return self._call(name, {} if arguments is None else arguments)
+
+    def _call(
+        self,
+        name: str,
+        arguments: Any,
+        *,
+        sink: StreamSink | None = None,
+        cancel: CancelToken | None = None,
+    ) -> OperationEnvelope:
+        spec = operation_spec(name) if isinstance(name, str) else None
+        implementation = self._implementations.get(name) if spec is not None else None
+        if spec is None or implementation is None:
+            return envelope(
+                str(name),
+                diagnostics=[
+                    error(
+                        "TQX_UNKNOWN_OPERATION",
+                        f"unknown operation '{name}'",
+                        help="call `catalog` for the operations this service offers",
+                    )
+                ],
+            )
+        if not isinstance(arguments, Mapping):
+            return envelope(
+                name,
+                diagnostics=[
+                    error(
+                        "TQX_ARGUMENT_INVALID",
+                        f"arguments must be a JSON object, not {type(arguments).__name__}",
+                        "/",
+                    )
+                ],
+            )
+        bound, diagnostics = bind_arguments(spec, arguments)
+        if diagnostics:
+            return envelope(name, diagnostics=diagnostics)
+        if name == "execute_contract":
+            bound["sink"] = sink
+            bound["cancel"] = cancel
+        try:
+            return implementation(**bound)
+        except Exception as exc:  # the service never raises
+            return envelope(
+                name,
+                diagnostics=[
+                    error(
+                        "TQX_INTERNAL",
+                        f"operation '{name}' failed unexpectedly: {type(exc).__name__}: {exc}",
+                    )
+                ],
+            )
+
+    def _execute(
+        self,
+        package: str,
+        contract: str,
+        inputs: dict[str, Any],
+        context: dict[str, Any],
+        capabilities: list[str],
+        fixture_output: Any,
+        stream: bool,
+        sink: StreamSink | None = None,
+        cancel: CancelToken | None = None,
+    ) -> OperationEnvelope:
+        return execution.execute_contract(
+            self._ctx,
+            self._ctx.runtime,
+            package,
+            contract,
+            _request(inputs, context),
+            capabilities,
+            fixture_output=fixture_output,
+            stream=stream,
+            sink=sink,
+            cancel=cancel,
+        )
+
+    # --- typed methods, one per operation ---------------------------------------------------
+
+    def catalog(self) -> OperationEnvelope:
+        """The operations this service offers (name, summary, parameters)."""
+        return self._call("catalog", {})
+
+    def discover_packages(self) -> OperationEnvelope:
+        """Every package under the root, sorted by (package, version)."""
+        return self._call("discover_packages", {})
+
+    def create_package(self, name: str, version: str) -> OperationEnvelope:
+        """Create an empty package."""
+        return self._call("create_package", _given(name=name, version=version))
+
+    def update_package(
+        self,
+        package: str,
+        *,
+        expected_fingerprint: str,
+        version: str | None = None,
+        description: str | None = None,
+    ) -> OperationEnvelope:
+        """Set version and/or description (compare-and-swap on the manifest fingerprint)."""
+        return self._call(
+            "update_package",
+            _given(
+                package=package,
+                expected_fingerprint=expected_fingerprint,
+                version=version,
+                description=description,
+            ),
+        )
+
+    def delete_package(self, package: str, *, expected_fingerprint: str) -> OperationEnvelope:
+        """Delete a package (compare-and-swap on the manifest fingerprint)."""
+        return self._call(
+            "delete_package", _given(package=package, expected_fingerprint=expected_fingerprint)
+        )
+
+    def export_package_identity(self, package: str) -> OperationEnvelope:
+        """The package identity and the manifest fingerprint."""
+        return self._call("export_package_identity", _given(package=package))
+
+    def sign_package(
+        self, package: str, *, key_id: str, expected_fingerprint: str
+    ) -> OperationEnvelope:
+        """Sign the package with the environment's key."""
+        return self._call(
+            "sign_package",
+            _given(package=package, key_id=key_id, expected_fingerprint=expected_fingerprint),
+        )
+
+    def verify_package_trust(self, package: str, *, strict: bool = False) -> OperationEnvelope:
+        """Verify the package's signatures."""
+        return self._call("verify_package_trust", _given(package=package, strict=strict))
+
+    def inspect_contract(self, package: str, contract: str) -> OperationEnvelope:
+        """The loaded contract and its fingerprint (the compare-and-swap token)."""
+        return self._call("inspect_contract", _given(package=package, contract=contract))
+
+    def put_contract(
+        self,
+        package: str,
+        contract: str,
+        source: str,
+        *,
+        expected_fingerprint: str | None = None,
+    ) -> OperationEnvelope:
+        """Create a contract, or replace it when ``expected_fingerprint`` is current."""
+        return self._call(
+            "put_contract",
+            _given(
+                package=package,
+                contract=contract,
+                source=source,
+                expected_fingerprint=expected_fingerprint,
+            ),
+        )
+
+    def delete_contract(
+        self, package: str, contract: str, *, expected_fingerprint: str
+    ) -> OperationEnvelope:
+        """Delete a contract when ``expected_fingerprint`` is current."""
+        return self._call(
+            "delete_contract",
+            _given(package=package, contract=contract, expected_fingerprint=expected_fingerprint),
+        )
+
+    def validate_contract(self, package: str, contract: str) -> OperationEnvelope:
+        """Validate one contract."""
+        return self._call("validate_contract", _given(package=package, contract=contract))
+
+    def validate_package(self, package: str) -> OperationEnvelope:
+        """Validate a whole package."""
+        return self._call("validate_package", _given(package=package))
+
+    def compile_contract(
+        self,
+        package: str,
+        contract: str,
+        *,
+        inputs: Mapping[str, Any] | None = None,
+        context: Mapping[str, Any] | None = None,
+        capabilities: list[str] | None = None,
+        request: RenderRequest | None = None,
+    ) -> OperationEnvelope:
+        """Compile into one interaction (values as ``inputs``/``context`` or a ``request``)."""
+        return self._compile_like(
+            "compile_contract", package, contract, inputs, context, capabilities, request, {}
+        )
+
+    def render_contract(
+        self,
+        package: str,
+        contract: str,
+        *,
+        inputs: Mapping[str, Any] | None = None,
+        context: Mapping[str, Any] | None = None,
+        capabilities: list[str] | None = None,
+        request: RenderRequest | None = None,
+    ) -> OperationEnvelope:
+        """Render the messages (values as ``inputs``/``context`` or a ``request``)."""
+        return self._compile_like(
+            "render_contract", package, contract, inputs, context, capabilities, request, {}
+        )
+
+    def execute_contract(
+        self,
+        package: str,
+        contract: str,
+        *,
+        inputs: Mapping[str, Any] | None = None,
+        context: Mapping[str, Any] | None = None,
+        capabilities: list[str] | None = None,
+        request: RenderRequest | None = None,
+        fixture_output: Any = None,
+        stream: bool = False,
+        sink: StreamSink | None = None,
+        cancel: CancelToken | None = None,
+    ) -> OperationEnvelope:
+        """Compile and run on the composed runtime.
+
+        With ``stream=True`` the runtime streams; ``sink`` (if given) receives each event as
+        it arrives, ``cancel`` (anything with ``is_set()``) asks the runtime to stop, and the
+        envelope carries every event in ``stream_events`` on success.
+        """
+        extra: dict[str, Any] = {"fixture_output": fixture_output, "stream": stream}
+        return self._compile_like(
+            "execute_contract",
+            package,
+            contract,
+            inputs,
+            context,
+            capabilities,
+            request,
+            extra,
+            sink=sink,
+            cancel=cancel,
+        )
+
+    def list_workspace_artifacts(
+        self, package: str, *, workspace: str | None = None, prefix: str | None = None
+    ) -> OperationEnvelope:
+        """The package's workspace artifacts."""
+        return self._call(
+            "list_workspace_artifacts", _given(package=package, workspace=workspace, prefix=prefix)
+        )
+
+    def read_artifact(
+        self, package: str, path: str, *, workspace: str | None = None
+    ) -> OperationEnvelope:
+        """Read one workspace artifact."""
+        return self._call("read_artifact", _given(package=package, path=path, workspace=workspace))
+
+    def delete_workspace_artifact(
+        self,
+        package: str,
+        path: str,
+        *,
+        expected_fingerprint: str,
+        workspace: str | None = None,
+    ) -> OperationEnvelope:
+        """Delete one workspace artifact (compare-and-swap on its SHA-256)."""
+        return self._call(
+            "delete_workspace_artifact",
+            _given(
+                package=package,
+                path=path,
+                expected_fingerprint=expected_fingerprint,
+                workspace=workspace,
+            ),
+        )
+
+    def test_package(
+        self, package: str, *, capabilities: list[str] | None = None
+    ) -> OperationEnvelope:
+        """Run every eval fixture of the package on the fake runtime."""
+        return self._call("test_package", _given(package=package, capabilities=capabilities))
+
+    def list_evals(self, package: str) -> OperationEnvelope:
+        """Every (contract, fixture) pair of the package."""
+        return self._call("list_evals", _given(package=package))
+
+    def run_eval(
+        self,
+        package: str,
+        contract: str,
+        fixture_id: str,
+        *,
+        capabilities: list[str] | None = None,
+    ) -> OperationEnvelope:
+        """Run one eval fixture on the fake runtime."""
+        return self._call(
+            "run_eval",
+            _given(
+                package=package,
+                contract=contract,
+                fixture_id=fixture_id,
+                capabilities=capabilities,
+            ),
+        )
+
+    def diff_contract(
+        self, left_package: str, left_contract: str, right_package: str, right_contract: str
+    ) -> OperationEnvelope:
+        """Compare two loaded contracts."""
+        return self._call(
+            "diff_contract",
+            _given(
+                left_package=left_package,
+                left_contract=left_contract,
+                right_package=right_package,
+                right_contract=right_contract,
+            ),
+        )
+
+    def explain_contract(self, package: str, contract: str) -> OperationEnvelope:
+        """Explain a contract."""
+        return self._call("explain_contract", _given(package=package, contract=contract))
+
+    def _compile_like(
+        self,
+        name: str,
+        package: str,
+        contract: str,
+        inputs: Mapping[str, Any] | None,
+        context: Mapping[str, Any] | None,
+        capabilities: list[str] | None,
+        request: RenderRequest | None,
+        extra: dict[str, Any],
+        *,
+        sink: StreamSink | None = None,
+        cancel: CancelToken | None = None,
+    ) -> OperationEnvelope:
+        if request is not None:
+            if inputs is not None or context is not None:
+                return envelope(
+                    name,
+                    diagnostics=[
+                        error(
+                            "TQX_ARGUMENT_INVALID",
+                            "pass the values either as `request` or as `inputs`/`context`, "
+                            "not both",
+                            "/request",
+                        )
+                    ],
+                )
+            inputs, context = request.inputs, request.context
+        arguments = _given(
+            package=package,
+            contract=contract,
+            inputs=inputs,
+            context=context,
+            capabilities=capabilities,
+            **extra,
+        )
+        return self._call(name, arguments, sink=sink, cancel=cancel)
+
+
+def _given(**arguments: Any) -> dict[str, Any]:
+    """The arguments a Python caller actually gave (``None`` means "use the default")."""
+    return {name: value for name, value in arguments.items() if value is not None}
+
+
+def _request(inputs: dict[str, Any], context: dict[str, Any]) -> RenderRequest:
+    return RenderRequest(inputs=inputs, context=context)

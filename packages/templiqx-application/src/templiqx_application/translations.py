@@ -1,0 +1,61 @@
+"""Translation bundles: ``translations/<locale>.yaml`` injected into the render context.
+
+When the manifest lists locales, each bundle is read and parsed, and the request's context gets
+``_templiqx_translations = {locale: {key: value}}`` (replacing any caller value). The core's
+``translate`` filter reads them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from templiqx_application.diagnostics import error, port_diagnostic, with_file
+from templiqx_contracts import Diagnostic, PackageManifest, RenderRequest
+from templiqx_core import parse_translation_bundle
+from templiqx_ports import PackageStore, PortError
+
+__all__ = ["TRANSLATIONS_KEY", "inject_translations"]
+
+TRANSLATIONS_KEY = "_templiqx_translations"
+
+
+def inject_translations(
+    store: PackageStore, package: str, manifest: PackageManifest, request: RenderRequest
+) -> tuple[RenderRequest | None, list[Diagnostic]]:
+    """The request with the package's bundles in its context, or the diagnostics."""
+    if not manifest.translations:
+        return request, []
+    bundles: dict[str, Any] = {}
+    diagnostics: list[Diagnostic] = []
+    for locale in manifest.translations:
+        path = f"translations/{locale}.yaml"
+        label = f"{package}/{path}"
+        try:
+            data = store.artifact_bytes(package, path)
+        except PortError as exc:
+            diagnostics.append(with_file(port_diagnostic(exc), label))
+            continue
+        pointer = f"/translations/{locale}"
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            diagnostics.append(
+                with_file(
+                    error("TQX_TRANSLATION_INVALID", f"bundle is not UTF-8: {exc}", pointer),
+                    label,
+                )
+            )
+            continue
+        bundle, parse_diagnostics = parse_translation_bundle(text, file=label)
+        if bundle is None:
+            detail = parse_diagnostics[0].message if parse_diagnostics else "not a map"
+            diagnostics.append(with_file(error("TQX_TRANSLATION_INVALID", detail, pointer), label))
+            continue
+        bundles[locale] = bundle
+    if diagnostics:
+        return None, diagnostics
+    context = dict(request.context)
+    context[TRANSLATIONS_KEY] = bundles
+    return msgspec.structs.replace(request, context=context), []

@@ -1,0 +1,244 @@
+"""validate_contract and validate_package."""
+
+from __future__ import annotations
+
+from templiqx_application.context import ServiceContext, envelope, port_failure
+from templiqx_application.diagnostics import (
+    address,
+    error,
+    fingerprint_or_diagnostic,
+    port_diagnostic,
+)
+from templiqx_application.packages import normalized_manifest
+from templiqx_application.signing import signing_key, strict_from_environment, verify_signatures
+from templiqx_contracts import (
+    API_VERSION,
+    ContractSummary,
+    Diagnostic,
+    OperationEnvelope,
+    PackageIdentity,
+    PackageLock,
+    PackageManifest,
+    fingerprint,
+    fingerprint_bytes,
+    has_errors,
+)
+from templiqx_core import is_semver, parse_lock
+from templiqx_core import validate_contract as core_validate_contract
+from templiqx_ports import PortError
+
+__all__ = ["validate_contract", "validate_package"]
+
+LOCK_FILE = "templiqx.lock"
+
+
+def validate_contract(ctx: ServiceContext, package: str, contract: str) -> OperationEnvelope:
+    """Validate one loaded contract; the summary is the result even when it is invalid."""
+    operation = "validate_contract"
+    loaded = ctx.loader.load(package, contract)
+    if loaded.contract is None:
+        return envelope(operation, diagnostics=loaded.diagnostics)
+    diagnostics = address(core_validate_contract(loaded.contract), package, contract)
+    value, problems = fingerprint_or_diagnostic(loaded.contract)
+    if value is None:
+        return envelope(operation, diagnostics=diagnostics + problems)
+    summary = ContractSummary(
+        package=package, id=loaded.contract.id, version=loaded.contract.version, fingerprint=value
+    )
+    return envelope(
+        operation, result=summary, diagnostics=diagnostics, fingerprints={"contract": value}
+    )
+
+
+def _manifest_checks(package: str, manifest: PackageManifest) -> list[Diagnostic]:
+    diagnostics: list[Diagnostic] = []
+    if manifest.api_version != API_VERSION:
+        diagnostics.append(
+            error("TQX_MANIFEST_API_VERSION", "unsupported manifest api_version", "/api_version")
+        )
+    if manifest.package != package:
+        diagnostics.append(
+            error("TQX_MANIFEST_PACKAGE", "manifest package does not match directory", "/package")
+        )
+    if not is_semver(manifest.version):
+        diagnostics.append(
+            error(
+                "TQX_MANIFEST_VERSION_INVALID",
+                "manifest version must be semantic versioning",
+                "/version",
+            )
+        )
+    return diagnostics
+
+
+def _inventory(manifest: PackageManifest) -> list[tuple[str, str]]:
+    """(relative path, pointer) of every inventoried artifact, sorted by path (stable)."""
+    pairs = [(f"contracts/{cid}.yaml", f"/contracts/{cid}") for cid in manifest.contracts]
+    for section in ("components", "evals", "migrations", "templates"):
+        pairs.extend((entry, f"/{section}/{entry}") for entry in getattr(manifest, section))
+    pairs.extend(
+        (f"translations/{locale}.yaml", f"/translations/{locale}")
+        for locale in manifest.translations
+    )
+    return sorted(pairs, key=lambda pair: pair[0])
+
+
+def _hash_inventory(
+    ctx: ServiceContext, package: str, manifest: PackageManifest, diagnostics: list[Diagnostic]
+) -> dict[str, str]:
+    hashes: dict[str, str] = {}
+    seen: set[str] = set()
+    for path, pointer in _inventory(manifest):
+        if path in seen:
+            diagnostics.append(
+                error(
+                    "TQX_INVENTORY_DUPLICATE",
+                    f"artifact '{path}' is listed more than once",
+                    pointer,
+                )
+            )
+            continue
+        seen.add(path)
+        try:
+            hashes[path] = fingerprint_bytes(ctx.store.artifact_bytes(package, path))
+        except PortError as exc:
+            diagnostic = port_diagnostic(exc)
+            diagnostics.append(
+                Diagnostic.error(
+                    diagnostic.code, diagnostic.message, pointer, file=f"{package}/{path}"
+                )
+            )
+    return hashes
+
+
+def _read_lock(
+    ctx: ServiceContext, package: str, hashes: dict[str, str], diagnostics: list[Diagnostic]
+) -> PackageLock | None:
+    try:
+        data = ctx.store.artifact_bytes(package, LOCK_FILE)
+    except PortError:
+        return None
+    hashes[LOCK_FILE] = fingerprint_bytes(data)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        detail = f"not UTF-8 ({exc})"
+    else:
+        lock, parse_diagnostics = parse_lock(text, file=f"{package}/{LOCK_FILE}")
+        if lock is not None:
+            return lock
+        detail = parse_diagnostics[0].message if parse_diagnostics else "unreadable"
+    diagnostics.append(
+        error("TQX_LOCK_INVALID", f"templiqx.lock is not valid: {detail}", "/templiqx.lock")
+    )
+    return PackageLock()
+
+
+def _dependency_checks(
+    ctx: ServiceContext,
+    manifest: PackageManifest,
+    lock: PackageLock | None,
+    lock_present: bool,
+) -> list[Diagnostic]:
+    diagnostics: list[Diagnostic] = []
+    if manifest.dependencies and not lock_present:
+        diagnostics.append(
+            error(
+                "TQX_LOCK_MISSING",
+                "package declares dependencies but has no templiqx.lock",
+                "/dependencies",
+            )
+        )
+        return diagnostics
+    pinned = lock.dependencies if lock is not None else {}
+    for name in sorted(manifest.dependencies):
+        pointer = f"/dependencies/{name}"
+        entry = pinned.get(name)
+        if entry is None:
+            diagnostics.append(
+                error(
+                    "TQX_LOCK_DRIFT", f"dependency '{name}' is not pinned in templiqx.lock", pointer
+                )
+            )
+        elif entry.fingerprint != manifest.dependencies[name]:
+            diagnostics.append(
+                error(
+                    "TQX_LOCK_DRIFT",
+                    f"lock fingerprint for '{name}' differs from manifest",
+                    pointer,
+                )
+            )
+        else:
+            try:
+                ctx.store.manifest(name)
+            except PortError:
+                diagnostics.append(
+                    error(
+                        "TQX_DEPENDENCY_ROOT_MISSING",
+                        f"dependency '{name}' root not found in workspace",
+                        pointer,
+                    )
+                )
+    for name in sorted(pinned):
+        if name not in manifest.dependencies:
+            diagnostics.append(
+                error(
+                    "TQX_LOCK_DRIFT",
+                    f"templiqx.lock pins '{name}' which the manifest does not declare",
+                    "/templiqx.lock",
+                )
+            )
+    return diagnostics
+
+
+def validate_package(ctx: ServiceContext, package: str) -> OperationEnvelope:
+    """Validate manifest, inventory, contracts, lock, dependencies and signatures.
+
+    The contract summaries are the result even when the package is invalid; the ``package``
+    fingerprint (the package identity's) is present only when it is valid.
+    """
+    operation = "validate_package"
+    try:
+        manifest = ctx.store.manifest(package)
+    except PortError as exc:
+        return port_failure(operation, exc)
+    diagnostics = _manifest_checks(package, manifest)
+    hashes = _hash_inventory(ctx, package, manifest, diagnostics)
+    summaries: list[ContractSummary] = []
+    for contract_id in manifest.contracts:
+        loaded = ctx.loader.load(package, contract_id)
+        if loaded.contract is None:
+            diagnostics.extend(loaded.diagnostics)
+            continue
+        contract = loaded.contract
+        if contract.id != contract_id:
+            diagnostics.append(
+                error(
+                    "TQX_CONTRACT_INVENTORY_ID",
+                    f"contract id '{contract.id}' does not match manifest inventory id "
+                    f"'{contract_id}'",
+                    f"/contracts/{contract_id}",
+                )
+            )
+        diagnostics.extend(address(core_validate_contract(contract), package, contract_id))
+        value, problems = fingerprint_or_diagnostic(contract)
+        diagnostics.extend(problems)
+        summaries.append(
+            ContractSummary(
+                package=package, id=contract.id, version=contract.version, fingerprint=value or ""
+            )
+        )
+    lock = _read_lock(ctx, package, hashes, diagnostics)
+    diagnostics.extend(_dependency_checks(ctx, manifest, lock, LOCK_FILE in hashes))
+    identity = PackageIdentity(
+        manifest=normalized_manifest(manifest), artifacts=dict(sorted(hashes.items()))
+    )
+    verify_signatures(
+        identity,
+        manifest.signatures,
+        signing_key(),
+        strict=strict_from_environment(),
+        diagnostics=diagnostics,
+    )
+    fingerprints = {} if has_errors(diagnostics) else {"package": fingerprint(identity)}
+    return envelope(operation, result=summaries, diagnostics=diagnostics, fingerprints=fingerprints)

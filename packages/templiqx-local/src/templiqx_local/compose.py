@@ -1,0 +1,98 @@
+"""Composition: a ready :class:`~templiqx_application.TempliqxService` over a folder.
+
+``compose(root)`` is what every surface calls: the filesystem store at ``root``, the workspace
+at ``root/.templiqx-workspace`` and the deterministic fake runtime, so everything works offline.
+``load_runtime(name)`` builds a runtime adapter by its entry-point name in the
+``templiqx.runtimes`` group (``fake``, ``mock``, ``openai``, ``langfuse`` or any third-party
+adapter), so surfaces select runtimes without importing adapters.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from importlib.metadata import EntryPoint, entry_points
+from pathlib import Path
+
+from templiqx_application import Clock, DeterministicFakeRuntime, TempliqxService
+from templiqx_local.store import FilesystemPackageStore
+from templiqx_local.workspace import DEFAULT_WORKSPACE_DIR, FilesystemArtifactWorkspace
+from templiqx_ports import RuntimeAdapter
+
+__all__ = [
+    "RUNTIME_ENTRY_POINT_GROUP",
+    "RuntimeSelectionError",
+    "available_runtimes",
+    "compose",
+    "load_runtime",
+]
+
+RUNTIME_ENTRY_POINT_GROUP = "templiqx.runtimes"
+
+
+class RuntimeSelectionError(ValueError):
+    """A runtime name is unknown, or its factory could not build the adapter."""
+
+
+def compose(
+    root: str | os.PathLike[str],
+    workspace: str | os.PathLike[str] | None = None,
+    runtime: RuntimeAdapter | None = None,
+    *,
+    workspace_override_roots: Iterable[str | os.PathLike[str]] | None = None,
+    clock: Clock | None = None,
+) -> TempliqxService:
+    """A service over the packages under ``root``.
+
+    ``workspace`` defaults to ``root/.templiqx-workspace``; ``runtime`` to the deterministic
+    fake. ``workspace_override_roots`` lists the folders a per-call ``workspace`` argument may
+    lie in (default: only the workspace itself). Both folders are created if missing; a root
+    that cannot be used raises the store's :class:`~templiqx_ports.PortError`.
+    """
+    store = FilesystemPackageStore(root)
+    workspace_root = (
+        Path(workspace) if workspace is not None else store.root / DEFAULT_WORKSPACE_DIR
+    )
+    artifacts = FilesystemArtifactWorkspace(workspace_root, override_roots=workspace_override_roots)
+    return TempliqxService(
+        store,
+        artifacts,
+        runtime if runtime is not None else DeterministicFakeRuntime(),
+        clock=clock,
+    )
+
+
+def _runtime_entry_points() -> dict[str, EntryPoint]:
+    found: dict[str, EntryPoint] = {}
+    for entry in entry_points(group=RUNTIME_ENTRY_POINT_GROUP):
+        found.setdefault(entry.name, entry)
+    return found
+
+
+def available_runtimes() -> list[str]:
+    """The names of the installed runtimes, sorted."""
+    return sorted(_runtime_entry_points())
+
+
+def load_runtime(name: str) -> RuntimeAdapter:
+    """Build the runtime registered as ``name`` in ``templiqx.runtimes``.
+
+    Raises :class:`RuntimeSelectionError` naming the installed runtimes when ``name`` is
+    unknown, and when the factory fails (e.g. a live runtime missing its settings), with the
+    factory's own message.
+    """
+    entries = _runtime_entry_points()
+    entry = entries.get(name)
+    if entry is None:
+        names = ", ".join(sorted(entries)) or "none"
+        raise RuntimeSelectionError(f"unknown runtime '{name}'; installed runtimes: {names}")
+    try:
+        factory = entry.load()
+        adapter = factory()
+    except Exception as exc:
+        raise RuntimeSelectionError(f"runtime '{name}' could not be created: {exc}") from exc
+    if not isinstance(adapter, RuntimeAdapter):
+        raise RuntimeSelectionError(
+            f"runtime '{name}' factory returned a {type(adapter).__name__}, not a RuntimeAdapter"
+        )
+    return adapter
