@@ -94,7 +94,7 @@ def _read_tagged(node: Node, path: str, variants: dict[str, StructSpec], what: s
         fail(
             kind_node,
             child(path, _KIND),
-            f"unknown {what} kind `{kind}`; expected one of {_choices(list(variants))}",
+            f"unknown kind `{kind}` for {what}; expected one of {_choices(list(variants))}",
         )
     return read_struct(node, path, True, spec)
 

@@ -37,6 +37,7 @@ __all__ = [
     "map_of",
     "optional_string",
     "read_struct",
+    "resolve",
     "string",
     "struct",
 ]
@@ -76,6 +77,16 @@ def found(node: Node) -> str:
         return f"`{node.value}`"
 
 
+def resolve(node: Scalar, path: str) -> Any:
+    """The JSON value of a scalar; typing errors name ``path``."""
+    try:
+        return resolve_scalar(node)
+    except YamlError as error:
+        if not path:
+            raise
+        raise YamlError(f"{path}: {error.message}", error.line, error.column) from None
+
+
 def _is_empty_plain(node: Node) -> bool:
     return isinstance(node, Scalar) and not node.style and node.tag is None and not node.value
 
@@ -106,7 +117,7 @@ def string(node: Node, path: str, buffered: bool) -> str:
         fail(node, path, f"expected a string, found {found(node)}")
     if not buffered:
         return node.value
-    value = resolve_scalar(node)
+    value = resolve(node, path)
     if not isinstance(value, str):
         fail(
             node,
@@ -120,7 +131,7 @@ def string(node: Node, path: str, buffered: bool) -> str:
 def boolean(node: Node, path: str, buffered: bool) -> bool:
     """A boolean field: only the plain words ``true``/``True``/``TRUE``/``false``/… ."""
     if isinstance(node, Scalar):
-        value = resolve_scalar(node)
+        value = resolve(node, path)
         if (value is True or value is False) and (buffered or not node.style):
             return bool(value)
     fail(node, path, f"expected a boolean (`true` or `false`), found {found(node)}")
@@ -128,7 +139,7 @@ def boolean(node: Node, path: str, buffered: bool) -> bool:
 
 def optional_string(node: Node, path: str, buffered: bool) -> str | None:
     """An optional string: null (``~``, ``null`` or empty) means absent."""
-    if isinstance(node, Scalar) and resolve_scalar(node) is None:
+    if isinstance(node, Scalar) and resolve(node, path) is None:
         return None
     return string(node, path, buffered)
 
@@ -146,7 +157,7 @@ def json_value(node: Node, path: str, buffered: bool) -> Any:
                 path,
                 f"custom tag `{tag}` is not allowed in a JSON value; remove the tag",
             )
-        return resolve_scalar(node)
+        return resolve(node, path)
     check_collection_tag(node, path)
     if isinstance(node, Sequence):
         return [
@@ -172,7 +183,7 @@ def key_text(node: Node, path: str, buffered: bool) -> str:
         )
     if not buffered:
         return node.value
-    value = resolve_scalar(node)
+    value = resolve(node, path)
     if not isinstance(value, str):
         fail(
             node,

@@ -51,10 +51,13 @@ _U128_MAX: Final = (1 << 128) - 1
 _I128_MIN: Final = -(1 << 127)
 
 _NO_MATCH: Final = object()
+_DIGITS_NOT_NUMBER: Final = object()  # `007`, `-01`: leading zeros make digits a string
 
 
 def _integer(text: str, scalar: Scalar) -> Any:
     """The integer ``text`` denotes, ``_NO_MATCH`` if it is no integer token, or a float.
+
+    ``_DIGITS_NOT_NUMBER`` marks digits with a leading zero (``007``), which are strings.
 
     Integers beyond the 128-bit range fall through to float parsing (decimal) or to a string
     (prefixed); integers inside it but outside 64 bits are refused, as the reference does.
@@ -65,7 +68,7 @@ def _integer(text: str, scalar: Scalar) -> Any:
     sign, hex_digits, oct_digits, bin_digits, dec_digits = match.groups()
     if dec_digits is not None:
         if len(dec_digits) > 1 and dec_digits[0] == "0":
-            return _NO_MATCH  # `007`, `-01`: digits but not a number, hence a string
+            return _DIGITS_NOT_NUMBER
         # u128::MAX has 39 digits; longer tokens are beyond it (and int() limits digit counts)
         magnitude = int(dec_digits) if len(dec_digits) <= 40 else _U128_MAX + 1
     elif hex_digits is not None:
@@ -114,6 +117,8 @@ def _plain(scalar: Scalar) -> Any:
     if not (first.isdigit() or first in "+-."):
         return text  # cannot be a number: the common case for words
     number = _integer(text, scalar)
+    if number is _DIGITS_NOT_NUMBER:
+        return text
     if number is not _NO_MATCH:
         return number
     number = _float(text)
@@ -135,7 +140,7 @@ def _tagged(scalar: Scalar, tag: str) -> Any:
         return text
     if tag == TAG_INT:
         number = _integer(text, scalar)
-        if number is _NO_MATCH or isinstance(number, float):
+        if number is _NO_MATCH or number is _DIGITS_NOT_NUMBER or isinstance(number, float):
             raise _tag_error(scalar, "an integer (!!int)")
         return number
     if tag == TAG_FLOAT:
