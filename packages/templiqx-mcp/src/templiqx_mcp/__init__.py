@@ -1,4 +1,4 @@
-"""templiqx-mcp: The templiqx MCP server: every catalog operation as an MCP tool, with live progress streaming."""
+"""templiqx-mcp: every catalog operation as an MCP tool, with live progress streaming."""
 
 __version__ = "0.2.0"
 

@@ -1,0 +1,159 @@
+"""The click application: the group, the runner every generated command calls, and exit codes.
+
+Exit codes: 0 when the envelope is ok, 2 when it is not or on a usage error, 1 on an I/O or
+decode failure outside any operation (``templiqx: <cause>`` on stderr), 130 on Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from importlib.metadata import entry_points
+from typing import Any
+
+import click
+
+from templiqx_application import CATALOG, TempliqxService
+from templiqx_cli.commands import Globals, OperationCall, merged_command, operation_command
+from templiqx_cli.composition import UnknownRuntimeError, compose_service, runtime_names
+from templiqx_cli.inputs import CliError
+from templiqx_cli.interrupt import run_interruptible
+from templiqx_cli.layout import MERGED
+from templiqx_cli.output import StreamPrinter, print_envelope
+from templiqx_cli.snapshot import print_catalog
+from templiqx_contracts import OperationEnvelope
+
+__all__ = ["PLUGIN_GROUP", "TempliqxGroup", "build_group", "run", "run_call"]
+
+PLUGIN_GROUP = "templiqx.cli_plugins"
+VERSION = "0.2.0"
+EXIT_INTERRUPTED = 130
+
+_HELP = """templiqx: validate, compile, execute and stream AI interaction contracts.
+
+Every command runs one operation of the templiqx service and prints its envelope to stdout
+(pretty JSON, or compact with --json). Exit code 0 when the envelope is ok, 2 when it is not
+(or on a usage error), 1 when a file cannot be read, 130 after Ctrl-C. --root, --json and
+--runtime may be given before or after the command.
+
+\b
+Example:
+  templiqx --root fixtures/packages validate welcome
+  templiqx demo
+"""
+
+
+def _stream_requested(call: OperationCall, arguments: dict[str, Any]) -> bool:
+    has_stream = any(p.name == "stream" and p.type == "boolean" for p in call.spec.parameters)
+    return has_stream and arguments.get("stream") is True
+
+
+def _streamed(
+    service: TempliqxService, call: OperationCall, arguments: dict[str, Any], as_json: bool
+) -> tuple[OperationEnvelope, bool]:
+    printer = StreamPrinter(as_json=as_json)
+    method: Callable[..., OperationEnvelope] = getattr(service, call.operation)
+    return run_interruptible(lambda cancel: method(**arguments, sink=printer, cancel=cancel))
+
+
+def run_call(options: Globals, call: OperationCall) -> int:
+    """Compose the service, read the command's files, run the operation, print the envelope."""
+    if call.operation == "catalog":
+        return print_catalog(as_json=options.as_json)
+    service = compose_service(options.root, options.runtime)
+    arguments = call.build_arguments()
+    if _stream_requested(call, arguments):
+        envelope, interrupted = _streamed(service, call, arguments, options.as_json)
+        code = print_envelope(envelope, as_json=options.as_json)
+        return EXIT_INTERRUPTED if interrupted else code
+    return print_envelope(service.invoke(call.operation, arguments), as_json=options.as_json)
+
+
+def _plugin_command(name: str) -> click.Command | None:
+    found = [entry for entry in entry_points(group=PLUGIN_GROUP) if entry.name == name]
+    if found:
+        entry = found[0]
+
+        def callback() -> int:
+            plugin: Callable[[list[str] | None], int] = entry.load()
+            return int(plugin(list(click.get_current_context().args)))
+
+        return click.Command(
+            name,
+            callback=callback,
+            help=f"Run the '{name}' plugin ({entry.value}); its own --help lists its options.",
+            short_help=f"Plugin from {entry.value.split(':')[0]} (see its --help).",
+            add_help_option=False,
+            context_settings={"ignore_unknown_options": True, "allow_extra_args": True},
+        )
+    return None
+
+
+def _plugin_names() -> list[str]:
+    return sorted({entry.name for entry in entry_points(group=PLUGIN_GROUP)})
+
+
+class TempliqxGroup(click.Group):
+    """The ``templiqx`` group: catalog commands in catalog order, then ``demo``, then plugins."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        own = list(self.commands)
+        return own + [name for name in _plugin_names() if name not in self.commands]
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        return self.commands.get(cmd_name) or _plugin_command(cmd_name)
+
+    def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        runtimes = ", ".join(runtime_names()) or "none"
+        formatter.write_paragraph()
+        formatter.write_text(
+            f"Installed runtimes (--runtime, entry-point group templiqx.runtimes): {runtimes}."
+        )
+
+
+def build_group() -> TempliqxGroup:
+    """The ``templiqx`` command group, generated from the catalog."""
+    from templiqx_cli.commands import global_options
+    from templiqx_cli.demo import demo_command
+
+    group = TempliqxGroup(
+        "templiqx",
+        params=global_options(),
+        help=_HELP,
+        context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+    )
+    click.version_option(
+        VERSION, "-V", "--version", prog_name="templiqx", message="%(prog)s %(version)s"
+    )(group)
+    specs = {spec.name: spec for spec in CATALOG}
+    merges = [m for m in MERGED if m.short in specs and m.long in specs]
+    for spec in CATALOG:
+        merge = next((m for m in merges if spec.name in (m.short, m.long)), None)
+        if merge is None:
+            group.add_command(operation_command(spec, run_call))
+        elif merge.command not in group.commands:
+            group.add_command(
+                merged_command(merge, specs[merge.short], specs[merge.long], run_call)
+            )
+    group.add_command(demo_command())
+    return group
+
+
+def run(argv: list[str]) -> int:
+    """Parse ``argv`` and run the command; return the process exit code."""
+    group = build_group()
+    try:
+        result = group.main(args=argv, prog_name="templiqx", standalone_mode=False)
+    except UnknownRuntimeError as exc:
+        sys.stderr.write(f"templiqx: {exc}\n")
+        return 2
+    except CliError as exc:
+        sys.stderr.write(f"templiqx: {exc}\n")
+        return 1
+    except click.ClickException as exc:
+        exc.show()
+        return exc.exit_code
+    except (click.Abort, KeyboardInterrupt):
+        sys.stderr.write("templiqx: interrupted\n")
+        return EXIT_INTERRUPTED
+    return result if isinstance(result, int) else 0

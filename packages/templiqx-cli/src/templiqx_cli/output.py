@@ -1,0 +1,99 @@
+"""Printing envelopes and stream events.
+
+The envelope goes to stdout as one JSON document (pretty, or compact with ``--json``); nothing
+else is ever written to stdout. Without ``--json``, the envelope's diagnostics are also shown on
+stderr in their human form (``CODE severity pointer: message`` and the help line), so a person
+does not have to read them out of JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any, TextIO
+
+from templiqx_contracts import (
+    Complete,
+    Delta,
+    Failed,
+    OperationEnvelope,
+    StreamEvent,
+    ToolCallDelta,
+    encode_stream_event,
+)
+
+__all__ = ["StreamPrinter", "dump_json", "exit_code", "print_envelope"]
+
+
+def dump_json(data: Any, *, compact: bool) -> str:
+    """``data`` as compact or pretty (2-space) JSON with raw UTF-8."""
+    if compact:
+        return json.dumps(data, separators=(",", ":"), ensure_ascii=False)
+    return json.dumps(data, indent=2, ensure_ascii=False)
+
+
+def exit_code(envelope: OperationEnvelope) -> int:
+    """0 when the envelope is ok, 2 when it is not."""
+    return 0 if envelope.ok else 2
+
+
+def print_envelope(envelope: OperationEnvelope, *, as_json: bool) -> int:
+    """Print ``envelope`` (and, for people, its diagnostics); return the exit code."""
+    sys.stdout.write(dump_json(envelope.to_builtins(), compact=as_json) + "\n")
+    sys.stdout.flush()
+    if not as_json and envelope.diagnostics:
+        errors = sum(1 for d in envelope.diagnostics if d.severity == "error")
+        status = "ok" if envelope.ok else "not ok"
+        lines = [
+            f"templiqx: {envelope.operation} {status}: {errors} error(s), "
+            f"{len(envelope.diagnostics) - errors} other diagnostic(s)"
+        ]
+        lines.extend(d.render() for d in envelope.diagnostics)
+        sys.stderr.write("\n".join(lines) + "\n")
+        sys.stderr.flush()
+    return exit_code(envelope)
+
+
+class StreamPrinter:
+    """A stream sink writing each event to ``stream`` the moment it arrives.
+
+    For people: delta text as is, tool-call fragments after a ``[tool NAME]`` marker, and a
+    closing line for the terminal event. With ``as_json``: one compact JSON object per event.
+    """
+
+    def __init__(self, *, as_json: bool, stream: TextIO | None = None) -> None:
+        self._as_json = as_json
+        self._stream = stream if stream is not None else sys.stderr
+        self._tool: str | None = None
+        self._column = 0
+
+    def _write(self, text: str) -> None:
+        if text:
+            self._stream.write(text)
+            self._stream.flush()
+            newline = text.rfind("\n")
+            self._column = len(text) - newline - 1 if newline >= 0 else self._column + len(text)
+
+    def _line_break(self) -> None:
+        if self._column:
+            self._write("\n")
+
+    def __call__(self, event: StreamEvent) -> None:
+        if self._as_json:
+            self._write(encode_stream_event(event).decode("utf-8") + "\n")
+            return
+        if isinstance(event, Delta):
+            self._tool = None
+            self._write(event.text)
+        elif isinstance(event, ToolCallDelta):
+            if event.name != self._tool:
+                self._line_break()
+                self._write(f"[tool {event.name}] ")
+                self._tool = event.name
+            self._write(event.arguments_fragment)
+        elif isinstance(event, Complete):
+            self._line_break()
+            self._write(f"[complete] output fingerprint {event.output_fingerprint}\n")
+        elif isinstance(event, Failed):
+            self._line_break()
+            self._write(f"[failed] {event.code}: {event.message}\n")
