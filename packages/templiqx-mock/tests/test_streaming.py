@@ -230,6 +230,7 @@ def test_cancel_from_the_sink_during_a_paced_stream(
     returned = time.monotonic()
     # Cancelled right after the second delta: the pause is cut short (well under 1 s).
     assert returned - started < 1.0
+    assert sink.times[2] - sink.times[1] < 0.1
     assert [type(e) for e in sink.events] == [Delta, Delta, Failed]
     validate_event_order(sink.events)
     _cancelled_failure(sink.events, caught.value)
