@@ -1,0 +1,288 @@
+"""Value validation, output validation, the engine's semantics and the date grammar."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+import pytest
+
+from templiqx_contracts import Contract, Diagnostic, RenderRequest
+from templiqx_core import (
+    is_date,
+    is_date_time,
+    is_semver,
+    strict_json_equal,
+    validate_contract,
+    validate_output,
+    validate_values,
+)
+from templiqx_core.schema import accepts, compile_schema
+
+
+def contract(inputs: dict[str, Any], context: dict[str, Any] | None = None) -> Contract:
+    return msgspec.convert(
+        {
+            "api_version": "templiqx/v1alpha1",
+            "id": "values",
+            "version": "1.0.0",
+            "inputs": inputs,
+            "context": context or {},
+            "messages": [{"role": "user", "content": []}],
+            "output_schema": {"type": "object"},
+        },
+        Contract,
+    )
+
+
+def pairs(diagnostics: list[Diagnostic]) -> list[tuple[str, str | None]]:
+    assert all(d.severity == "error" for d in diagnostics)
+    return [(d.code, d.json_pointer) for d in diagnostics]
+
+
+def test_value_validation_order_and_pointers() -> None:
+    fields = {
+        "b": {"schema": {"type": "string"}, "required": True},
+        "a": {"schema": {"type": "integer"}},
+        "c": {"schema": {"type": "string"}},
+    }
+    request = RenderRequest(
+        inputs={"a": "x", "zz": 1, "c": None, "aa": 2},
+        context={"_templiqx_translations": {}, "_templiqx_other": 1, "locale": "nl", "_x": 1},
+    )
+    diagnostics = validate_values(contract(fields, {"b": {"schema": {"type": "boolean"}}}), request)
+    assert pairs(diagnostics) == [
+        ("TQX_VALUE_SCHEMA", "/inputs/a"),
+        ("TQX_VALUE_REQUIRED", "/inputs/b"),
+        ("TQX_VALUE_SCHEMA", "/inputs/c"),
+        ("TQX_VALUE_UNKNOWN", "/inputs/aa"),
+        ("TQX_VALUE_UNKNOWN", "/inputs/zz"),
+        ("TQX_VALUE_UNKNOWN", "/context/_x"),
+        ("TQX_VALUE_UNKNOWN", "/context/locale"),
+    ]
+    messages = [d.message for d in diagnostics]
+    assert messages[1] == "required inputs value 'b' is missing"
+    assert messages[0] == '"x" is not of type "integer"'
+    assert messages[2] == 'null is not of type "string"'
+    assert messages[3] == "undeclared inputs value 'aa'"
+
+
+def test_reserved_prefix_is_skipped_only_in_context() -> None:
+    diagnostics = validate_values(contract({}), RenderRequest(inputs={"_templiqx_translations": 1}))
+    assert pairs(diagnostics) == [("TQX_VALUE_UNKNOWN", "/inputs/_templiqx_translations")]
+
+
+def test_engine_errors_all_land_on_the_field_pointer() -> None:
+    schema = {
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["a"],
+        "properties": {"b": {"type": "string", "minLength": 3}},
+    }
+    diagnostics = validate_values(
+        contract({"o": {"schema": schema}}), RenderRequest(inputs={"o": {"b": "x", "z": 1}})
+    )
+    assert {d.json_pointer for d in diagnostics} == {"/inputs/o"}
+    assert sorted(d.message for d in diagnostics) == sorted(
+        [
+            '"a" is a required property',
+            "Additional properties are not allowed ('z' was unexpected)",
+            '"x" is shorter than 3 characters',
+        ]
+    )
+
+
+def test_format_failures_point_into_the_instance() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "day": {"type": "string", "format": "date"},
+            "list": {"type": "array", "items": {"type": "string", "format": "date-time"}},
+        },
+    }
+    value = {"day": "2026-13-01", "list": ["2026-07-11T10:00:00Z", "nope"], "extra": "x"}
+    diagnostics = validate_values(
+        contract({"o": {"schema": schema}}), RenderRequest(inputs={"o": value})
+    )
+    assert pairs(diagnostics) == [
+        ("TQX_VALUE_SCHEMA", "/inputs/o/day"),
+        ("TQX_VALUE_SCHEMA", "/inputs/o/list/1"),
+    ]
+    assert [d.message for d in diagnostics] == [
+        "value is not a valid date",
+        "value is not a valid date-time",
+    ]
+
+
+def test_field_schema_invalid_in_values_has_the_bare_engine_message() -> None:
+    bad = {"type": "object", "properties": []}
+    c = contract({"x": {"schema": bad}})
+    from_values = validate_values(c, RenderRequest(inputs={"x": {}}))
+    from_contract = [d for d in validate_contract(c) if d.code == "TQX_FIELD_SCHEMA_INVALID"]
+    assert pairs(from_values) == [("TQX_FIELD_SCHEMA_INVALID", "/inputs/x")]
+    assert from_contract[0].json_pointer == "/inputs/x/schema"
+    assert from_contract[0].message == f"invalid schema for 'x': {from_values[0].message}"
+    assert validate_values(c, RenderRequest()) == []
+
+
+def test_engine_semantics_that_matter() -> None:
+    assert accepts({"type": "integer"}, 1.0)
+    assert not accepts({"type": "integer"}, 1.5)
+    assert not accepts({"type": "integer"}, True)
+    assert accepts({"type": "string", "minLength": 2, "maxLength": 2}, "😀😀")
+    assert accepts({"type": "string", "maxLength": 1}, "é")
+    assert accepts({"enum": [1]}, 1.0)
+    assert accepts({"const": 1.0}, 1)
+    assert not accepts({"enum": [1]}, True)
+    assert not accepts({"type": "array", "uniqueItems": True}, [1, 1.0])
+    # format is never asserted by the engine, only by the core's date walk
+    assert compile_schema({"type": "string", "format": "email"}).is_valid("nope")
+    assert accepts({"type": "string", "format": "email"}, "nope")
+    assert not accepts({"type": "string", "format": "date"}, "nope")
+
+
+def test_schema_validity_is_draft_2020_12_with_meta_schema_and_no_network() -> None:
+    assert compile_schema({"type": "string"}).error is None
+    assert compile_schema(True).error is None
+    for bad in (
+        {"type": "foo"},
+        {"minLength": -1},
+        {"type": "string", "pattern": "("},
+        {"$ref": "http://example.com/schema.json"},
+        {"$ref": "#/$defs/missing"},
+        {"$ref": "tool_contract:x"},
+        [1],
+        None,
+    ):
+        assert compile_schema(bad).error, bad
+    assert compile_schema({"$schema": "http://json-schema.org/draft-07/schema#"}).error is None
+
+
+def test_compiled_schemas_are_cached() -> None:
+    schema = {"type": "object", "properties": {"cache-probe": {"type": "string"}}}
+    first = compile_schema(schema)
+    assert compile_schema(dict(schema)) is first
+    assert (
+        compile_schema({"type": "object", "properties": {"cache-probe": {"type": "integer"}}})
+        is not first
+    )
+
+
+def test_validate_output() -> None:
+    schema = {"type": "object", "required": ["ok"], "properties": {"ok": {"type": "boolean"}}}
+    assert validate_output(schema, {"ok": True}) == []
+    failures = validate_output(schema, {"ok": 1})
+    assert pairs(failures) == [("TQX_OUTPUT_SCHEMA", "/output")]
+    assert failures[0].message == '1 is not of type "boolean"'
+    assert pairs(validate_output(False, 1)) == [("TQX_OUTPUT_SCHEMA", "/output")]
+    assert pairs(validate_output({"type": 3}, {})) == [
+        ("TQX_OUTPUT_SCHEMA_INVALID", "/output_schema")
+    ]
+    assert pairs(validate_output({"type": "string"}, object())) == [
+        ("TQX_OUTPUT_SCHEMA", "/output")
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "valid"),
+    [
+        ("2026-07-12", True),
+        ("2024-02-29", True),
+        ("2000-02-29", True),
+        ("1900-02-29", False),
+        ("0000-02-29", True),
+        ("2026-02-30", False),
+        ("2026-04-31", False),
+        ("2026-00-10", False),
+        ("2026-12-00", False),
+        ("2026-7-012", False),
+        ("2026/07/12", False),
+        ("+026-07-12", False),
+        ("2026-+1-01", False),
+        ("\uff12026-07-12", False),
+        ("2026-07-12 ", False),
+    ],
+)
+def test_date_grammar(text: str, valid: bool) -> None:
+    assert is_date(text) is valid
+
+
+@pytest.mark.parametrize(
+    ("text", "valid"),
+    [
+        ("2026-07-11T10:00:00Z", True),
+        ("2026-07-11T23:59:59+14:00", True),
+        ("2026-07-11T10:00:00.123456Z", True),
+        ("2026-07-11T10:00:00.5-05:30", True),
+        ("2026-07-11T10:00:00-00:00", True),
+        ("2026-07-11 10:00:00Z", False),
+        ("2026-07-11t10:00:00Z", False),
+        ("2026-07-11T10:00:00z", False),
+        ("2026-07-11T10:00:00", False),
+        ("2026-07-11T24:00:00Z", False),
+        ("2026-07-11T10:60:00Z", False),
+        ("2026-07-11T10:00:60Z", False),
+        ("2026-07-11T10:00:00.Z", False),
+        ("2026-07-11T10:00:00+24:00", False),
+        ("2026-07-11T10:00:00+05:60", False),
+        ("2026-07-11T10:00:00+0500", False),
+        ("2026-02-30T10:00:00Z", False),
+        ("2026-07-11T1:00:00Z0", False),
+    ],
+)
+def test_date_time_grammar(text: str, valid: bool) -> None:
+    assert is_date_time(text) is valid
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "equal"),
+    [
+        (1, 1, True),
+        (1, 1.0, False),
+        (True, 1, False),
+        (False, 0, False),
+        (0.0, -0.0, True),
+        (None, None, True),
+        (None, False, False),
+        ("\u00e9", "e\u0301", False),
+        ([1, [2.0]], [1, [2.0]], True),
+        ([1], [1, 1], False),
+        ({"a": 1, "b": [True]}, {"b": [True], "a": 1}, True),
+        ({"a": 1}, {"a": 1.0}, False),
+        ({"a": 1}, {"b": 1}, False),
+        (2**70, 2**70, True),
+    ],
+)
+def test_strict_json_equality(a: Any, b: Any, equal: bool) -> None:
+    assert strict_json_equal(a, b) is equal
+    assert strict_json_equal(b, a) is equal
+
+
+@pytest.mark.parametrize(
+    ("version", "valid"),
+    [
+        ("0.0.0", True),
+        ("1.2.3", True),
+        ("1.0.0-alpha", True),
+        ("1.0.0-alpha.1.x-y", True),
+        ("1.0.0-0.3.7", True),
+        ("1.0.0+20130313144700", True),
+        ("1.0.0-beta+exp.sha.5114f85", True),
+        ("1.0.0+001", True),
+        ("18446744073709551615.0.0", True),
+        ("18446744073709551616.0.0", False),
+        ("1.0", False),
+        ("v1.0.0", False),
+        ("01.0.0", False),
+        ("1.0.0-01", False),
+        ("1.0.0-", False),
+        ("1.0.0-a..b", False),
+        ("1.0.0+", False),
+        (" 1.0.0", False),
+        ("1.0.0\n", False),
+        ("1.0.0-ü", False),
+        ("", False),
+    ],
+)
+def test_semver(version: str, valid: bool) -> None:
+    assert is_semver(version) is valid
