@@ -15,6 +15,7 @@ from templiqx_mock import (
     CANCELLED_DETAIL,
     ScenarioManifest,
     ScriptedRuntime,
+    StreamDelta,
     runtime_failure_fingerprint,
 )
 from templiqx_ports import (
@@ -81,11 +82,12 @@ def test_project_stream_fixture_streams_every_delta(
 ) -> None:
     manifest = ScenarioManifest.load(welcome_stream)
     assert manifest.events is not None
-    texts = [e.text for e in manifest.events if e.kind == "delta"]
+    assert {e.kind for e in manifest.events} == {"start", "delta", "usage", "end", "finish"}
+    texts = [e.text for e in manifest.events if isinstance(e, StreamDelta)]
     sink = Recorder()
     receipt = ScriptedRuntime.from_manifest(manifest).execute_streaming(make_request(), sink)
     validate_event_order(sink.events)
-    assert [e.text for e in sink.events[:-1]] == texts
+    assert sink.events[:-1] == [Delta(text=text) for text in texts]
     assert len(texts) == 18
     assert sink.events[-1] == Complete.of(receipt)
     assert receipt == ScriptedRuntime.from_manifest(manifest).execute(make_request())
