@@ -1,0 +1,174 @@
+"""The server's instructions, resources and prompts: what an agent reads before calling tools."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import mcp.types as types
+from mcp.server.context import ServerRequestContext
+from mcp.shared.exceptions import MCPError
+
+from templiqx_application import TempliqxService
+from templiqx_mcp.tools import INVALID_PARAMS, envelope_text
+
+__all__ = ["RESOURCE_NOT_FOUND", "Guidance", "ServerSetting", "instructions"]
+
+RESOURCE_NOT_FOUND = -32002
+
+SAFETY = (
+    "Workspace writes are package-scoped: artifacts land under <workspace>/<package>/, and "
+    "absolute paths, traversal, backslashes and symlink escapes are rejected."
+)
+
+
+@dataclass(frozen=True)
+class ServerSetting:
+    """Where the server works and what it runs on."""
+
+    packages_root: str
+    workspace_root: str
+    workspace_is_default: bool
+    runtime: str
+
+
+def _discovered(service: TempliqxService) -> str:
+    envelope = service.discover_packages()
+    if not envelope.ok:
+        return "Package discovery failed at startup; call discover_packages to see the diagnostics."
+    data = envelope.to_builtins()
+    names = [str(entry.get("package")) for entry in data.get("result", [])]
+    if not names:
+        return "No packages discovered yet: call create_package to bootstrap one."
+    return "Discovered packages: " + ", ".join(names)
+
+
+def instructions(service: TempliqxService, setting: ServerSetting) -> str:
+    """The ``instructions`` text of ``initialize``: how to use the tools, and where they work."""
+    lines = [
+        "templiqx-mcp serves the templiqx contract engine: each tool runs one operation of the "
+        "templiqx service and returns its operation envelope (api_version, operation, ok, "
+        "result, diagnostics, fingerprints).",
+        "Typical flow: discover_packages -> validate_package -> compile_contract -> "
+        "execute_contract. execute_contract with stream: true and a progressToken sends every "
+        "delta as notifications/progress while the model generates; cancelling the request "
+        "cancels the runtime.",
+        "Evals: list_evals, then run_eval with one returned contract_id/fixture_id pair; "
+        "test_package runs them all.",
+        "With no package yet, call create_package, then put_contract with YAML source.",
+        "Problems with a package or contract come back as diagnostics in an ok:false envelope, "
+        "not as errors; isError only marks arguments that do not match a tool's input schema.",
+        f"Packages root: {setting.packages_root}",
+        _discovered(service),
+        f"Workspace root: {setting.workspace_root}",
+        f"Runtime for execute_contract: {setting.runtime} (evals always run on the "
+        "deterministic fake).",
+        SAFETY,
+    ]
+    return "\n".join(lines)
+
+
+_RESOURCES = [
+    ("templiqx://catalog", "catalog", "The operation catalog: every tool's operation."),
+    ("templiqx://packages", "packages", "The packages under the packages root (discovery)."),
+    ("templiqx://workspace", "workspace", "The writable artifact workspace and its safety rules."),
+]
+
+_PROMPTS = {
+    "bootstrap": (
+        "Discover the package, or create it, then validate it.",
+        "Call discover_packages. If the package {package} is not listed, call create_package "
+        "with name {package} and version 0.1.0, then add contracts with put_contract. Then call "
+        "validate_package for {package} and fix every error diagnostic it reports, using each "
+        "diagnostic's help line. Keep package sources apart from the writable workspace.",
+    ),
+    "run-eval": (
+        "List a package's evals, then run one.",
+        "Call list_evals for the package {package}. Pick one returned pair and call run_eval "
+        "with exactly that contract_id as contract and that fixture_id as fixture_id. Report "
+        "whether it passed and, if not, each diagnostic with its help line.",
+    ),
+}
+
+
+class Guidance:
+    """Resources and prompts over one service."""
+
+    def __init__(self, service: TempliqxService, setting: ServerSetting) -> None:
+        self._service = service
+        self._setting = setting
+
+    def _read(self, uri: str) -> str:
+        if uri == "templiqx://catalog":
+            return envelope_text(self._service.catalog().to_builtins())
+        if uri == "templiqx://packages":
+            return envelope_text(self._service.discover_packages().to_builtins())
+        if uri == "templiqx://workspace":
+            data: dict[str, Any] = {
+                "default": self._setting.workspace_is_default,
+                "safety": SAFETY,
+                "workspace": self._setting.workspace_root,
+            }
+            return json.dumps(data, separators=(",", ":"), sort_keys=True, ensure_ascii=False)
+        raise MCPError(code=RESOURCE_NOT_FOUND, message=f"unknown resource: {uri}")
+
+    async def list_resources(
+        self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
+        """``resources/list``: the three resources."""
+        return types.ListResourcesResult(
+            resources=[
+                types.Resource(
+                    uri=uri, name=name, description=description, mime_type="application/json"
+                )
+                for uri, name, description in _RESOURCES
+            ]
+        )
+
+    async def read_resource(
+        self, ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        """``resources/read``: computed on every read; an unknown URI is error -32002."""
+        uri = str(params.uri)
+        text = self._read(uri)
+        return types.ReadResourceResult(
+            contents=[types.TextResourceContents(uri=uri, mime_type="application/json", text=text)]
+        )
+
+    async def list_prompts(
+        self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListPromptsResult:
+        """``prompts/list``: ``bootstrap`` and ``run-eval``, each taking ``package``."""
+        return types.ListPromptsResult(
+            prompts=[
+                types.Prompt(
+                    name=name,
+                    description=description,
+                    arguments=[
+                        types.PromptArgument(
+                            name="package", description="The package name.", required=True
+                        )
+                    ],
+                )
+                for name, (description, _) in _PROMPTS.items()
+            ]
+        )
+
+    async def get_prompt(
+        self, ctx: ServerRequestContext[Any, Any], params: types.GetPromptRequestParams
+    ) -> types.GetPromptResult:
+        """``prompts/get``: one user message; a missing package reads ``PACKAGE``."""
+        entry = _PROMPTS.get(params.name)
+        if entry is None:
+            raise MCPError(code=INVALID_PARAMS, message=f"unknown prompt: {params.name}")
+        description, template = entry
+        package = (params.arguments or {}).get("package")
+        name = package if isinstance(package, str) and package else "PACKAGE"
+        text = template.format(package=json.dumps(name, ensure_ascii=False))
+        return types.GetPromptResult(
+            description=description,
+            messages=[
+                types.PromptMessage(role="user", content=types.TextContent(type="text", text=text))
+            ],
+        )

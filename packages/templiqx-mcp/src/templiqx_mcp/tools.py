@@ -1,0 +1,114 @@
+"""The MCP tools: one per catalog operation, named as the operation.
+
+A call's arguments are checked against the operation's parameters by the application's own
+binder. A mismatch (unknown, missing or mistyped argument) is an ``isError`` result whose text
+names each offending argument; every other outcome — ``ok:false`` included — is a normal result
+carrying the envelope as ``structuredContent`` and as compact, key-sorted JSON text. An unknown
+tool is the JSON-RPC error -32602.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from typing import Any
+
+import mcp.types as types
+from mcp.server.context import ServerRequestContext
+from mcp.shared.exceptions import MCPError
+
+from templiqx_application import CATALOG, OperationSpec, TempliqxService, bind_arguments
+from templiqx_contracts import OperationEnvelope
+from templiqx_mcp.calls import ProgressSink, run_cancellable
+from templiqx_mcp.schemas import ENVELOPE_SCHEMA, input_schema
+
+__all__ = ["INVALID_PARAMS", "ToolSet", "envelope_result", "envelope_text"]
+
+INVALID_PARAMS = -32602
+
+
+def envelope_text(data: Any) -> str:
+    """Compact JSON with keys sorted at every level and raw UTF-8."""
+    return json.dumps(data, separators=(",", ":"), sort_keys=True, ensure_ascii=False)
+
+
+def envelope_result(envelope: OperationEnvelope) -> types.CallToolResult:
+    """The tool result of an envelope (``isError`` is false even when ``ok`` is false)."""
+    data = envelope.to_builtins()
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=envelope_text(data))],
+        structured_content=data,
+        is_error=False,
+    )
+
+
+def _argument_error(text: str) -> types.CallToolResult:
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=f"failed to deserialize parameters: {text}")],
+        is_error=True,
+    )
+
+
+def _streams(spec: OperationSpec, arguments: dict[str, Any]) -> bool:
+    has_stream = any(p.name == "stream" and p.type == "boolean" for p in spec.parameters)
+    return has_stream and arguments.get("stream") is True
+
+
+def _has_progress_token(ctx: ServerRequestContext[Any, Any]) -> bool:
+    meta = ctx.meta
+    return meta is not None and meta.get("progress_token") is not None
+
+
+class ToolSet:
+    """The tools of one service."""
+
+    def __init__(self, service: TempliqxService) -> None:
+        self._service = service
+        self._specs = {spec.name: spec for spec in CATALOG}
+        self._tools = [
+            types.Tool(
+                name=spec.name,
+                description=spec.summary,
+                input_schema=input_schema(spec),
+                output_schema=ENVELOPE_SCHEMA,
+            )
+            for spec in sorted(CATALOG, key=lambda spec: spec.name)
+        ]
+
+    @property
+    def tools(self) -> list[types.Tool]:
+        """Every tool, sorted by name."""
+        return list(self._tools)
+
+    async def list_tools(
+        self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        """``tools/list``: every tool, no pagination."""
+        return types.ListToolsResult(tools=self.tools)
+
+    async def call_tool(
+        self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        """``tools/call``: run the operation and return its envelope."""
+        spec = self._specs.get(params.name)
+        if spec is None:
+            raise MCPError(code=INVALID_PARAMS, message="tool not found")
+        arguments = dict(params.arguments or {})
+        _, problems = bind_arguments(spec, arguments)
+        if problems:
+            return _argument_error("; ".join(d.message for d in problems))
+        cancel = threading.Event()
+        service = self._service
+        if _streams(spec, arguments):
+            sink = (
+                ProgressSink(ctx.session.report_progress, cancel)
+                if _has_progress_token(ctx)
+                else None
+            )
+            method = getattr(service, spec.name)
+            envelope: OperationEnvelope = await run_cancellable(
+                lambda: method(**arguments, sink=sink, cancel=cancel), cancel
+            )
+        else:
+            envelope = await run_cancellable(lambda: service.invoke(spec.name, arguments), cancel)
+        return envelope_result(envelope)
