@@ -182,6 +182,8 @@ def _convert(exc: yaml.YAMLError, data: bytes) -> YamlError:
         if exc.context:
             problem = f"{problem} {exc.context}"
         mark = exc.problem_mark or exc.context_mark
+        if "maximum nesting depth" in problem:  # libyaml's own flow-level guard (1000)
+            problem = _DEPTH_PROBLEM
         if mark is not None:
             line, column = mark.line + 1, mark.column + 1
             return YamlError(f"{problem} at line {line} column {column}", line, column)
@@ -353,9 +355,11 @@ def _at(event: object, message: str) -> YamlError:
     return YamlError(f"{message} at line {line} column {column}", line, column)
 
 
+_DEPTH_PROBLEM: Final = (
+    f"the document nests sequences and mappings more than {MAX_NESTING_DEPTH} levels deep "
+    "(MAX_NESTING_DEPTH, recursion limit exceeded); flatten it"
+)
+
+
 def _depth_error(event: object) -> YamlError:
-    return _at(
-        event,
-        f"the document nests sequences and mappings more than {MAX_NESTING_DEPTH} levels deep "
-        "(MAX_NESTING_DEPTH, recursion limit exceeded); flatten it",
-    )
+    return _at(event, _DEPTH_PROBLEM)

@@ -1,0 +1,168 @@
+"""Reliability limits: document size, nesting depth and the alias budget (issue #9, R7)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from templiqx_contracts import Diagnostic
+from templiqx_core import limits
+from templiqx_core.parse import (
+    parse_contract,
+    parse_json_value,
+    parse_manifest,
+    parse_render_request,
+    parse_translation_bundle,
+)
+
+Parser = Callable[[Any], tuple[Any, list[Diagnostic]]]
+
+
+def refused(parse: Parser, source: str | bytes) -> Diagnostic:
+    value, diagnostics = parse(source)
+    assert value is None
+    assert len(diagnostics) == 1
+    diagnostic = diagnostics[0]
+    assert diagnostic.code == "TQX_PARSE_YAML"
+    assert diagnostic.severity == "error"
+    return diagnostic
+
+
+def test_limits_are_documented_constants() -> None:
+    assert limits.MAX_NESTING_DEPTH == 128
+    assert limits.ALIAS_EXPANSION_FACTOR == 100
+    assert limits.MAX_DOCUMENT_BYTES == 8 * 1024 * 1024
+    assert limits.MAX_EXPANDED_NODES == 1_000_000
+
+
+# --- size --------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def huge() -> bytes:
+    return b"a: " + b"x" * (100 * 1024 * 1024)
+
+
+@pytest.mark.parametrize("parse", [parse_contract, parse_json_value, parse_render_request])
+@pytest.mark.parametrize("as_text", [False, True])
+def test_a_100_mb_input_is_refused_before_parsing(
+    parse: Parser, as_text: bool, huge: bytes
+) -> None:
+    source: str | bytes = huge.decode("ascii") if as_text else huge
+    started = time.perf_counter()
+    diagnostic = refused(parse, source)
+    assert time.perf_counter() - started < 0.5  # refused without reading the content
+    assert "MAX_DOCUMENT_BYTES" in diagnostic.message
+    assert str(limits.MAX_DOCUMENT_BYTES) in diagnostic.message
+    assert diagnostic.span is None
+
+
+def test_the_size_limit_is_exact() -> None:
+    at_limit = b"a: " + b"x" * (limits.MAX_DOCUMENT_BYTES - 4) + b"\n"
+    assert len(at_limit) == limits.MAX_DOCUMENT_BYTES
+    value, diagnostics = parse_json_value(at_limit)
+    assert diagnostics == []
+    assert len(value["a"]) == limits.MAX_DOCUMENT_BYTES - 4
+    assert "MAX_DOCUMENT_BYTES" in refused(parse_json_value, at_limit + b" ").message
+
+
+def test_the_size_limit_counts_utf8_bytes_of_text() -> None:
+    text = "a: " + "é" * (limits.MAX_DOCUMENT_BYTES // 2)  # fewer characters than the limit
+    assert len(text) < limits.MAX_DOCUMENT_BYTES
+    assert "MAX_DOCUMENT_BYTES" in refused(parse_json_value, text).message
+
+
+# --- depth -------------------------------------------------------------------------------
+
+
+def test_10000_deep_flow_nesting_is_refused() -> None:
+    diagnostic = refused(parse_json_value, "[" * 10_000 + "]" * 10_000)
+    assert "MAX_NESTING_DEPTH" in diagnostic.message
+    assert diagnostic.span is not None  # libyaml's own guard (1,000 flow levels) fires first
+    diagnostic = refused(parse_json_value, "[" * 200 + "]" * 200)
+    assert "MAX_NESTING_DEPTH" in diagnostic.message
+    assert diagnostic.span is not None
+    assert (diagnostic.span.line, diagnostic.span.column) == (1, 129)
+
+
+def test_10000_deep_nesting_is_refused_by_every_reader() -> None:
+    deep = "{a: " * 10_000 + "}" * 10_000
+    for parse in (parse_contract, parse_manifest, parse_translation_bundle, parse_render_request):
+        assert "MAX_NESTING_DEPTH" in refused(parse, deep).message
+
+
+def test_10000_deep_json_request_is_refused() -> None:
+    deep = '{"inputs": {"x": ' + "[" * 10_000 + "]" * 10_000 + "}}"
+    assert "MAX_NESTING_DEPTH" in refused(parse_render_request, deep).message
+    nested = '{"inputs": {"x": ' + "[" * 200 + "]" * 200 + "}}"
+    assert "MAX_NESTING_DEPTH" in refused(parse_render_request, nested).message
+
+
+def test_block_nesting_depth_limit_is_exact() -> None:
+    def nested(levels: int) -> str:
+        return "".join("  " * level + "k:\n" for level in range(levels - 1)) + (
+            "  " * (levels - 1) + "k: v\n"
+        )
+
+    value, diagnostics = parse_json_value(nested(limits.MAX_NESTING_DEPTH))
+    assert diagnostics == []
+    depth = 0
+    while isinstance(value, dict):
+        value = value["k"]
+        depth += 1
+    assert depth == limits.MAX_NESTING_DEPTH
+    diagnostic = refused(parse_json_value, nested(limits.MAX_NESTING_DEPTH + 1))
+    assert "MAX_NESTING_DEPTH" in diagnostic.message
+
+
+def test_aliases_count_towards_the_depth() -> None:
+    deep = "[" * 100 + "]" * 100
+    value, diagnostics = parse_json_value(f"a: &d {deep}\nb: *d\n")
+    assert diagnostics == []
+    assert value["a"] == value["b"]
+    diagnostic = refused(parse_json_value, f"a: &d {deep}\nb: {'[' * 30}*d{']' * 30}\n")
+    assert "MAX_NESTING_DEPTH" in diagnostic.message
+
+
+# --- aliases -----------------------------------------------------------------------------
+
+
+def laughs(levels: int, fan_out: int = 10) -> str:
+    lines = ["l0: &l0 [" + ", ".join(["lol"] * fan_out) + "]"]
+    for level in range(1, levels):
+        aliases = ", ".join([f"*l{level - 1}"] * fan_out)
+        lines.append(f"l{level}: &l{level} [{aliases}]")
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize("parse", [parse_json_value, parse_contract, parse_translation_bundle])
+def test_billion_laughs_is_refused(parse: Parser) -> None:
+    diagnostic = refused(parse, laughs(9))
+    assert "MAX_EXPANDED_NODES" in diagnostic.message
+    assert diagnostic.span is not None
+
+
+def test_the_reference_alias_budget_is_enforced() -> None:
+    # 5 levels: ~12,000 expanded nodes (far below the absolute cap), but ~12,000 alias
+    # expansions for 65 events: more than 100 per event, which the reference refuses.
+    diagnostic = refused(parse_json_value, laughs(5))
+    assert "ALIAS_EXPANSION_FACTOR" in diagnostic.message
+    value, diagnostics = parse_json_value(laughs(4))  # 1,230 expansions for 53 events
+    assert diagnostics == []
+    assert len(value["l3"][9][9][9]) == 10
+
+
+def test_a_large_alias_fan_out_is_refused_by_the_absolute_cap() -> None:
+    source = "a: &a [" + ", ".join(["x"] * 2000) + "]\nb: [" + ", ".join(["*a"] * 600) + "]\n"
+    diagnostic = refused(parse_json_value, source)
+    assert "MAX_EXPANDED_NODES" in diagnostic.message
+
+
+def test_ordinary_alias_reuse_is_fine() -> None:
+    source = "schema: &s {type: string}\nothers: [*s, *s, *s]\n"
+    value, diagnostics = parse_json_value(source)
+    assert diagnostics == []
+    assert value["others"] == [{"type": "string"}] * 3
