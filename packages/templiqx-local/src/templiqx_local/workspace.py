@@ -201,7 +201,8 @@ class FilesystemArtifactWorkspace(ArtifactWorkspace):
 
         ``prefix`` (one trailing ``/`` ignored; empty means everything) matches a path equal to
         it or below it. Symlinks, multiply-linked files, special files and names that are not
-        valid portable paths are skipped. A package with no workspace folder has no artifacts.
+        valid portable paths are skipped. A package with no workspace folder has no artifacts; a
+        package workspace that is a symlink or not a folder is ``InvalidPathError``.
         """
         check_package_name(package)
         wanted: str | None = None
@@ -212,10 +213,9 @@ class FilesystemArtifactWorkspace(ArtifactWorkspace):
                 wanted = trimmed
         found: list[WorkspaceArtifact] = []
         with self._open_workspace(workspace) as ws, self._lock(ws, package, exclusive=False):
-            info = lstat_entry(ws, package, display=package)
-            if info is None or not stat.S_ISDIR(info.st_mode):
+            if lstat_entry(ws, package, display=package) is None:
                 return []
-            with open_child_dir(ws, package, display=package) as directory:
+            with open_child_dir(ws, package, display=f"package workspace {package}") as directory:
                 self._walk(directory, "", wanted, found)
         return sorted(found, key=lambda artifact: artifact.path)
 
