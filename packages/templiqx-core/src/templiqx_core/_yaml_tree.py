@@ -141,10 +141,12 @@ def _utf8(source: str | bytes) -> bytes:
                 line,
                 column,
             ) from None
-    else:
-        data = bytes(source)
-    if len(data) > MAX_DOCUMENT_BYTES:
-        raise _too_large(len(data), "bytes")
+        if len(data) > MAX_DOCUMENT_BYTES:
+            raise _too_large(len(data), "bytes")
+        return data  # encoding succeeded, so it is valid UTF-8
+    if len(source) > MAX_DOCUMENT_BYTES:
+        raise _too_large(len(source), "bytes")
+    data = bytes(source)
     try:
         data.decode("utf-8")
     except UnicodeDecodeError as exc:
