@@ -32,8 +32,6 @@ from templiqx_core._yaml_tree import YamlError, read_document
 from templiqx_core.limits import MAX_DOCUMENT_BYTES, MAX_NESTING_DEPTH
 
 __all__ = [
-    "PARSE_HELP",
-    "PARSE_YAML",
     "parse_contract",
     "parse_json_value",
     "parse_lock",
