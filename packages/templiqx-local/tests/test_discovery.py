@@ -190,3 +190,18 @@ def test_os_failures_become_port_errors(
 )
 def test_errno_mapping(number: int, code: str) -> None:
     assert port_error(OSError(number, os.strerror(number)), "x").code == code
+
+
+def test_reads_never_write(reference_root: Path, kit: type) -> None:
+    """A read-only package root works for every read (nothing is created, not even locks)."""
+    store = FilesystemPackageStore(reference_root)
+    before = kit.snapshot(reference_root)
+    for manifest in store.discover():
+        store.manifest(manifest.package)
+        store.package_identity(manifest.package)
+        for contract in manifest.contracts:
+            store.contract_source(manifest.package, contract)
+    assert store.artifact_bytes("demo", "translations/en.yaml")
+    with pytest.raises(NotFoundError):
+        store.artifact_bytes("demo", "no/such/file")
+    assert kit.snapshot(reference_root) == before
