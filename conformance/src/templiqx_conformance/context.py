@@ -1,0 +1,223 @@
+"""The shared machinery of every check: making adapters, calling them, and saying what broke."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import msgspec
+
+from templiqx_conformance.probes import Probe, applicable_probes
+from templiqx_conformance.recording import Outcome, describe_error, run_execute, run_streaming
+from templiqx_conformance.rig import Rig
+from templiqx_contracts import (
+    AdapterDescriptor,
+    Complete,
+    ExecutionReceipt,
+    ExecutionRequest,
+    canonical_json,
+)
+from templiqx_ports import RuntimeAdapter
+
+__all__ = [
+    "Check",
+    "CheckContext",
+    "BrokenInvariantError",
+    "NotApplicableError",
+    "receipt_diff",
+    "show",
+]
+
+HEX64 = re.compile(r"[0-9a-f]{64}")
+
+
+class BrokenInvariantError(Exception):
+    """A check found a broken invariant; the message says which and what was observed."""
+
+
+class NotApplicableError(Exception):
+    """The check does not apply to this adapter; the message says why."""
+
+
+@dataclass(frozen=True)
+class Check:
+    """One named check: what it proves, and the function that proves it.
+
+    ``suites`` lists where it runs: ``None`` is the fixture suite, ``"openai"`` the OpenAI
+    transport suite.
+    """
+
+    name: str
+    invariant: str
+    run: Callable[[CheckContext], None]
+    suites: tuple[str | None, ...] = (None, "openai")
+
+
+def show(value: Any, limit: int = 160) -> str:
+    """A value as compact JSON, shortened for a failure message."""
+    try:
+        text = canonical_json(value).decode("utf-8")
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+RECEIPT_FIELDS = (
+    "adapter",
+    "request_fingerprint",
+    "output_fingerprint",
+    "output",
+    "output_schema_valid",
+)
+
+
+def receipt_diff(left: ExecutionReceipt, right: ExecutionReceipt, names: tuple[str, str]) -> str:
+    """The differing receipt fields, one line each (empty when the receipts are equal)."""
+    lines = []
+    for field in RECEIPT_FIELDS:
+        a, b = getattr(left, field), getattr(right, field)
+        same = canonical_json(a) == canonical_json(b) if field != "output_schema_valid" else a is b
+        if not same:
+            lines.append(f"    {field}: {names[0]} {show(a)} != {names[1]} {show(b)}")
+    return "\n".join(lines)
+
+
+class CheckContext:
+    """What a check works with: the rig, the call deadline, and helpers that fail clearly."""
+
+    def __init__(self, rig: Rig) -> None:
+        self.rig = rig
+        self.timeout = rig.target.call_timeout
+        self._descriptor: AdapterDescriptor | None = None
+
+    # --- adapters -------------------------------------------------------------------------
+
+    def new_adapter(self) -> RuntimeAdapter:
+        """A fresh adapter from the author's factory; fails the check if the factory does."""
+        try:
+            adapter = self.rig.make_adapter()
+        except Exception as exc:
+            raise BrokenInvariantError(
+                f"the adapter factory must return a ready adapter: it raised {describe_error(exc)}"
+            ) from exc
+        return self.require_adapter(adapter, "the adapter factory")
+
+    @staticmethod
+    def require_adapter(adapter: Any, source: str) -> RuntimeAdapter:
+        """``adapter`` if it is a :class:`RuntimeAdapter`, else a failure naming ``source``."""
+        if not isinstance(adapter, RuntimeAdapter):
+            raise BrokenInvariantError(
+                f"{source} must return a templiqx_ports.RuntimeAdapter, "
+                f"got {type(adapter).__name__}"
+            )
+        return adapter
+
+    def descriptor(self) -> AdapterDescriptor:
+        """The adapter's descriptor (cached); fails the check when ``descriptor()`` is broken."""
+        if self._descriptor is None:
+            adapter = self.new_adapter()
+            try:
+                value = adapter.descriptor()
+            except Exception as exc:
+                raise BrokenInvariantError(
+                    f"descriptor() must return the adapter's identity: it raised "
+                    f"{describe_error(exc)}"
+                ) from exc
+            if not isinstance(value, AdapterDescriptor):
+                raise BrokenInvariantError(
+                    "descriptor() must return a templiqx_contracts.AdapterDescriptor, "
+                    f"got {type(value).__name__}"
+                )
+            self._descriptor = value
+        return self._descriptor
+
+    def probes(self) -> list[Probe]:
+        """The kit probes within the adapter's declared capabilities (at least one)."""
+        descriptor = self.descriptor()
+        probes = applicable_probes(list(descriptor.capabilities))
+        if not probes:
+            raise BrokenInvariantError(
+                "the adapter must declare a capability the kit can exercise "
+                f"('structured_output' or 'text'); it declares {show(descriptor.capabilities)}"
+            )
+        return probes
+
+    def streams_by_default(self, adapter: RuntimeAdapter) -> bool:
+        """Whether ``adapter`` keeps the port's default ``execute_streaming``."""
+        return type(adapter).execute_streaming is RuntimeAdapter.execute_streaming
+
+    # --- calls ----------------------------------------------------------------------------
+
+    def request(self, probe: Probe) -> ExecutionRequest:
+        """The request for ``probe`` in this rig (fixture output or not)."""
+        return probe.request(with_fixture=self.rig.with_fixture)
+
+    def execute(self, probe: Probe, adapter: RuntimeAdapter | None = None) -> ExecutionReceipt:
+        """Execute ``probe``; any error, hang or non-receipt result fails the check."""
+        self.rig.serve(probe)
+        adapter = adapter if adapter is not None else self.new_adapter()
+        outcome = run_execute(adapter, self.request(probe), self.timeout)
+        return self.receipt_of(outcome, f"execute({probe.name})")
+
+    def stream(
+        self,
+        probe: Probe,
+        *,
+        adapter: RuntimeAdapter | None = None,
+        request: ExecutionRequest | None = None,
+        cancel: Any = None,
+        on_event: Callable[[Any], None] | None = None,
+        grace: float = 0.0,
+    ) -> Outcome:
+        """Stream ``probe`` and return what happened (a hang fails the check)."""
+        self.rig.serve(probe)
+        adapter = adapter if adapter is not None else self.new_adapter()
+        outcome = run_streaming(
+            adapter,
+            request if request is not None else self.request(probe),
+            self.timeout,
+            cancel=cancel,
+            on_event=on_event,
+            grace=grace,
+        )
+        if outcome.timed_out:
+            raise BrokenInvariantError(
+                f"execute_streaming({probe.name}) must return or raise: it was still running "
+                f"after {self.timeout:g} s"
+            )
+        return outcome
+
+    def receipt_of(self, outcome: Outcome, call: str) -> ExecutionReceipt:
+        """The receipt an outcome returned; anything else fails the check."""
+        if outcome.timed_out:
+            raise BrokenInvariantError(
+                f"{call} must return: it was still running after {self.timeout:g} s"
+            )
+        if outcome.error is not None:
+            raise BrokenInvariantError(
+                f"{call} must succeed for a request within the adapter's capabilities: it raised "
+                f"{describe_error(outcome.error)}"
+            )
+        if not isinstance(outcome.result, ExecutionReceipt):
+            raise BrokenInvariantError(
+                f"{call} must return a templiqx_contracts.ExecutionReceipt, "
+                f"got {type(outcome.result).__name__}"
+            )
+        return outcome.result
+
+
+def completes_of(events: list[Any]) -> list[ExecutionReceipt]:
+    """The receipts carried by every ``Complete`` event of a stream."""
+    return [event.receipt for event in events if isinstance(event, Complete)]
+
+
+def roundtrips(receipt: ExecutionReceipt) -> bool:
+    """Whether the receipt survives JSON encoding and strict decoding unchanged."""
+    data = msgspec.json.encode(receipt)
+    try:
+        again = msgspec.json.decode(data, type=ExecutionReceipt)
+    except msgspec.ValidationError:
+        return False
+    return canonical_json(again) == canonical_json(receipt)
