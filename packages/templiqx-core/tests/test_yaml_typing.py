@@ -356,6 +356,7 @@ def test_tabs_in_indentation_are_errors_with_location() -> None:
     diagnostic = error_of("a:\n\tb: 1\n", "tabs.yaml")
     assert where(diagnostic) == (2, 1)
     assert "cannot start any token" in diagnostic.message
+    assert "use spaces" in diagnostic.message
 
 
 def test_bad_indentation_is_an_error_with_location() -> None:

@@ -160,6 +160,30 @@ def _utf8(source: str | bytes) -> bytes:
     return data
 
 
+_SYNTAX_HINT: Final = "check the indentation, quoting and brackets there"
+
+
+def _located(problem: str, mark: object | None, hint: str = "") -> YamlError:
+    suffix = f"; {hint}" if hint else ""
+    line = getattr(mark, "line", None)
+    column = getattr(mark, "column", None)
+    if not isinstance(line, int) or not isinstance(column, int):
+        return YamlError(problem + suffix)
+    return YamlError(
+        f"{problem} at line {line + 1} column {column + 1}{suffix}", line + 1, column + 1
+    )
+
+
+def _syntax_hint(data: bytes, line: int, column: int) -> str:
+    """A fix for the common syntax errors: tabs used for indentation, else a generic hint."""
+    lines = data.split(b"\n", line + 1)
+    if line < len(lines):
+        text = lines[line].decode("utf-8", errors="replace")
+        if 0 <= column < len(text) and text[column] == "\t":
+            return "YAML cannot indent with tabs; use spaces"
+    return _SYNTAX_HINT
+
+
 def _too_large(size: int, unit: str) -> YamlError:
     return YamlError(
         f"the document is {size} {unit}, more than the {MAX_DOCUMENT_BYTES}-byte limit "
@@ -185,11 +209,9 @@ def _convert(exc: yaml.YAMLError, data: bytes) -> YamlError:
             problem = f"{problem} {exc.context}"
         mark = exc.problem_mark or exc.context_mark
         if "maximum nesting depth" in problem:  # libyaml's own flow-level guard (1000)
-            problem = _DEPTH_PROBLEM
-        if mark is not None:
-            line, column = mark.line + 1, mark.column + 1
-            return YamlError(f"{problem} at line {line} column {column}", line, column)
-        return YamlError(problem)
+            return _located(_DEPTH_PROBLEM, mark)
+        hint = _syntax_hint(data, mark.line, mark.column) if mark is not None else _SYNTAX_HINT
+        return _located(f"invalid YAML: {problem}", mark, hint)
     if isinstance(exc, yaml.reader.ReaderError):
         offset = min(max(int(exc.position), 0), len(data))
         line, column = _position_in_bytes(data, offset)
