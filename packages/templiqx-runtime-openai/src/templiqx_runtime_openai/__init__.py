@@ -1,5 +1,69 @@
-"""templiqx-runtime-openai: templiqx runtime adapter for OpenAI-compatible chat-completions servers, with live SSE streaming."""
+"""templiqx-runtime-openai: the runtime port over an OpenAI-compatible chat-completions API.
+
+``OpenAIRuntime(OpenAISettings(...))`` (or the ``openai`` entry point of ``templiqx.runtimes``,
+configured from ``MODEL_BASE_URL``, ``MODEL_API_KEY``, ``MODEL_ID``, ``MODEL_TIMEOUT_MS``)
+executes compiled interactions with ``POST {base_url}/chat/completions``, streamed live over
+server-sent events or not, with one whole-call deadline, prompt cancellation, bounded memory and
+payload-free failures.
+"""
+
+from templiqx_runtime_openai.adapter import (
+    ADAPTER_ID,
+    ADAPTER_VERSION,
+    CAPABILITIES,
+    OpenAIRuntime,
+    create_runtime,
+)
+from templiqx_runtime_openai.client import ChatClient, ChatResult
+from templiqx_runtime_openai.failures import Detail, FailureSource, retry_after_ms
+from templiqx_runtime_openai.settings import (
+    DEFAULT_MAX_LINE_BYTES,
+    DEFAULT_MAX_RESPONSE_BYTES,
+    DEFAULT_MAX_STREAM_BYTES,
+    DEFAULT_TIMEOUT_MS,
+    OpenAISettings,
+    SettingsError,
+    check_header_value,
+    check_http_url,
+    env_positive_int,
+    require_env,
+)
+from templiqx_runtime_openai.sse import DONE, LineTooLongError, SSEDecoder
+from templiqx_runtime_openai.transport import Call, Transport
+from templiqx_runtime_openai.validity import output_schema_valid
+from templiqx_runtime_openai.wire import Usage, build_body, streaming_body
 
 __version__ = "0.2.0"
 
-__all__ = ["__version__"]
+__all__ = [
+    "ADAPTER_ID",
+    "ADAPTER_VERSION",
+    "CAPABILITIES",
+    "DEFAULT_MAX_LINE_BYTES",
+    "DEFAULT_MAX_RESPONSE_BYTES",
+    "DEFAULT_MAX_STREAM_BYTES",
+    "DEFAULT_TIMEOUT_MS",
+    "DONE",
+    "Call",
+    "ChatClient",
+    "ChatResult",
+    "Detail",
+    "FailureSource",
+    "LineTooLongError",
+    "OpenAIRuntime",
+    "OpenAISettings",
+    "SSEDecoder",
+    "SettingsError",
+    "Transport",
+    "Usage",
+    "__version__",
+    "build_body",
+    "check_header_value",
+    "check_http_url",
+    "create_runtime",
+    "env_positive_int",
+    "output_schema_valid",
+    "require_env",
+    "retry_after_ms",
+    "streaming_body",
+]

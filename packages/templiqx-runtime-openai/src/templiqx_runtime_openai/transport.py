@@ -1,0 +1,371 @@
+"""HTTP for the runtime: ``requests`` with one whole-call deadline and prompt cancellation.
+
+``requests`` only knows per-phase timeouts, and a thread blocked reading a silent socket cannot
+be interrupted from Python. So every call gets a *watcher*: a small thread that, when the cancel
+token is set or the deadline passes, shuts the call's TCP socket down (``shutdown(SHUT_RDWR)``
+on the raw socket, which wakes the blocked read at once and lets the server see the close).
+The watcher finds the socket through connection classes that register themselves with the call
+running on the current thread — before the request is written, so a server that never answers
+a single byte can be cut off too — and through the response once headers have arrived.
+
+Other properties: redirects are never followed; the ``Authorization`` header is set by an auth
+object (so a ``.netrc`` entry can never replace or leak it); one ``requests.Session`` per thread
+(keep-alive without sharing a session between threads); bodies are read with ``iter_content``
+for chunked responses (one piece per HTTP chunk) and with ``read1`` otherwise (whatever has
+arrived, never waiting for a full buffer).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any, Final, Literal
+
+import requests
+import requests.adapters
+import urllib3
+from urllib3.connection import HTTPConnection, HTTPSConnection
+from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
+from urllib3.poolmanager import ProxyManager
+
+from templiqx_ports import CancelToken, RuntimeFailureCode, RuntimeFailureError
+from templiqx_runtime_openai.failures import Detail, FailureSource
+
+__all__ = ["Call", "Transport"]
+
+_POLL_S: Final = 0.05
+"""How often the watcher looks at the cancel token (cancellation is noticed within this)."""
+READ_SIZE: Final = 65536
+
+_local = threading.local()
+
+AbortReason = Literal["cancelled", "deadline"]
+
+
+def _shutdown(sock: Any) -> None:
+    """Shut a socket down at the OS level (bypassing TLS wrappers), ignoring errors."""
+    if sock is None:
+        return
+    with contextlib.suppress(OSError, TypeError, ValueError):
+        socket.socket.shutdown(sock, socket.SHUT_RDWR)
+
+
+def _register(connection: Any) -> Call | None:
+    call: Call | None = getattr(_local, "call", None)
+    if call is not None:
+        call.attach(connection)
+    return call
+
+
+class _TrackedHTTPConnection(HTTPConnection):
+    def connect(self) -> None:
+        call = _register(self)
+        super().connect()
+        if call is not None:
+            call.attach(self)
+
+    def request(self, *args: Any, **kwargs: Any) -> None:
+        _register(self)
+        super().request(*args, **kwargs)
+
+
+class _TrackedHTTPSConnection(HTTPSConnection):
+    def connect(self) -> None:
+        call = _register(self)
+        super().connect()
+        if call is not None:
+            call.attach(self)
+
+    def request(self, *args: Any, **kwargs: Any) -> None:
+        _register(self)
+        super().request(*args, **kwargs)
+
+
+class _TrackedPool(HTTPConnectionPool):
+    ConnectionCls = _TrackedHTTPConnection
+
+
+class _TrackedHTTPSPool(HTTPSConnectionPool):
+    ConnectionCls = _TrackedHTTPSConnection
+
+
+_TRACKED: Final[dict[str, type[HTTPConnectionPool]]] = {
+    "http": _TrackedPool,
+    "https": _TrackedHTTPSPool,
+}
+
+
+class _TrackingAdapter(requests.adapters.HTTPAdapter):
+    """Installs the tracked connection classes (direct and through HTTP proxies)."""
+
+    def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
+        super().init_poolmanager(*args, **kwargs)
+        self.poolmanager.pool_classes_by_scheme = dict(_TRACKED)
+
+    def proxy_manager_for(self, proxy: Any, **proxy_kwargs: Any) -> Any:
+        manager = super().proxy_manager_for(proxy, **proxy_kwargs)
+        if isinstance(manager, ProxyManager):
+            manager.pool_classes_by_scheme = dict(_TRACKED)
+        return manager
+
+
+class _HeaderAuth(requests.auth.AuthBase):
+    """Sets ``Authorization`` verbatim; its repr never shows the value."""
+
+    __slots__ = ("_value",)
+
+    def __init__(self, value: str) -> None:
+        self._value = value
+
+    def __call__(self, request: requests.PreparedRequest) -> requests.PreparedRequest:
+        request.headers["Authorization"] = self._value
+        return request
+
+    def __repr__(self) -> str:
+        return "_HeaderAuth(<redacted>)"
+
+
+def _is_timeout(error: BaseException | None) -> bool:
+    seen = 0
+    while error is not None and seen < 8:
+        if isinstance(
+            error,
+            (
+                TimeoutError,
+                requests.Timeout,
+                urllib3.exceptions.TimeoutError,
+            ),
+        ):
+            return True
+        if error.args and isinstance(error.args[0], BaseException):
+            inner: BaseException | None = error.args[0]
+        else:
+            inner = error.__cause__ or error.__context__
+        error, seen = inner, seen + 1
+    return False
+
+
+class Call:
+    """One HTTP exchange in flight: its response, its watcher and how to end it.
+
+    Use :meth:`Transport.post` to get one, read :attr:`response`, and always :meth:`close` it
+    (it is a context manager). :meth:`failure` turns any exception raised while reading into
+    the right :class:`RuntimeFailureError`, taking a cancellation or deadline into account.
+    """
+
+    def __init__(
+        self,
+        source: FailureSource,
+        timeout_ms: int,
+        cancel: CancelToken | None,
+    ) -> None:
+        self.source = source
+        self.timeout_ms = timeout_ms
+        self.deadline = time.monotonic() + timeout_ms / 1000.0
+        self.cancel = cancel
+        self.reason: AbortReason | None = None
+        self.response: requests.Response | None = None
+        self._connections: list[Any] = []
+        self._sockets: list[Any] = []
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._watcher: threading.Thread | None = None
+
+    # -- watcher ---------------------------------------------------------------------------
+
+    def _start_watcher(self) -> None:
+        self._watcher = threading.Thread(
+            target=self._watch, name="templiqx-http-watch", daemon=True
+        )
+        self._watcher.start()
+
+    def _watch(self) -> None:
+        cancel = self.cancel
+        while True:
+            remaining = self.deadline - time.monotonic()
+            if remaining <= 0:
+                self.abort("deadline")
+                return
+            if self._stop.wait(remaining if cancel is None else min(remaining, _POLL_S)):
+                return
+            if cancel is not None and cancel.is_set():
+                self.abort("cancelled")
+                return
+
+    def attach(self, connection: Any) -> None:
+        """Register a connection this call uses, and its socket once it has one.
+
+        The socket is remembered separately because ``http.client`` drops the connection's
+        reference to it when the response takes the socket over (``Connection: close``).
+        """
+        sock = getattr(connection, "sock", None)
+        with self._lock:
+            if all(existing is not connection for existing in self._connections):
+                self._connections.append(connection)
+            if sock is not None and all(existing is not sock for existing in self._sockets):
+                self._sockets.append(sock)
+            aborted = self.reason is not None
+        if aborted:
+            _shutdown(sock)
+
+    def abort(self, reason: AbortReason) -> None:
+        """Cut the exchange off now (from any thread); the first reason wins."""
+        with self._lock:
+            if self.reason is not None or self._stop.is_set():
+                return
+            self.reason = reason
+            connections = list(self._connections)
+            sockets = list(self._sockets)
+            response = self.response
+        for sock in sockets:
+            _shutdown(sock)
+        for connection in connections:
+            _shutdown(getattr(connection, "sock", None))
+        if response is not None:
+            connection = getattr(response.raw, "connection", None)
+            _shutdown(getattr(connection, "sock", None))
+
+    def check_cancel(self) -> None:
+        """Raise the cancellation failure if the token is set (cheap; for hot loops)."""
+        cancel = self.cancel
+        if cancel is not None and cancel.is_set():
+            self.abort("cancelled")
+            raise self.source.error(RuntimeFailureCode.CANCELLED, Detail.CANCELLED)
+
+    # -- reading -----------------------------------------------------------------------------
+
+    def chunks(self) -> Iterator[bytes]:
+        """The body as it arrives: one piece per HTTP chunk, or whatever one read returns."""
+        response = self.response
+        assert response is not None
+        raw = response.raw
+        if getattr(raw, "chunked", False) or not hasattr(raw, "read1"):
+            return response.iter_content(READ_SIZE)
+        return self._read1(raw)
+
+    @staticmethod
+    def _read1(raw: Any) -> Iterator[bytes]:
+        read1 = raw.read1
+        while True:
+            data = read1(READ_SIZE, decode_content=True)
+            if not data:
+                return
+            yield data
+
+    def failure(self, error: BaseException | None, *, reading: bool) -> RuntimeFailureError:
+        """The failure for ``error`` raised while connecting (``reading=False``) or reading."""
+        source = self.source
+        if self.reason == "cancelled":
+            return source.error(RuntimeFailureCode.CANCELLED, Detail.CANCELLED)
+        if self.reason == "deadline" or _is_timeout(error) or time.monotonic() >= self.deadline:
+            return source.error(RuntimeFailureCode.TIMEOUT, Detail.deadline(self.timeout_ms))
+        if isinstance(error, requests.exceptions.SSLError):
+            return source.error(RuntimeFailureCode.UNAVAILABLE, Detail.TLS)
+        if isinstance(
+            error, (requests.exceptions.ContentDecodingError, urllib3.exceptions.DecodeError)
+        ):
+            return source.error(RuntimeFailureCode.INVALID_RESPONSE, Detail.DECODING)
+        if reading:
+            return source.error(RuntimeFailureCode.UNAVAILABLE, Detail.DROPPED)
+        return source.error(RuntimeFailureCode.UNAVAILABLE, Detail.CONNECT)
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    def close(self, *, discard: bool = False) -> None:
+        """Stop the watcher and release the response (``discard`` also kills the connection)."""
+        with self._lock:
+            self._stop.set()
+            response = self.response
+        if response is None:
+            return
+        if discard:
+            with self._lock:
+                sockets = list(self._sockets)
+            for sock in sockets:
+                _shutdown(sock)
+            connection = getattr(response.raw, "connection", None)
+            _shutdown(getattr(connection, "sock", None))
+        response.close()
+
+    def __enter__(self) -> Call:
+        return self
+
+    def __exit__(self, exc_type: object, *rest: object) -> None:
+        self.close(discard=exc_type is not None)
+
+
+class Transport:
+    """Sends JSON POSTs; one ``requests.Session`` per thread; thread-safe."""
+
+    def __init__(self, source: FailureSource) -> None:
+        self.source = source
+        self._local = threading.local()
+        self._sessions: list[requests.Session] = []
+        self._lock = threading.Lock()
+
+    def _session(self) -> requests.Session:
+        session: requests.Session | None = getattr(self._local, "session", None)
+        if session is None:
+            session = requests.Session()
+            adapter = _TrackingAdapter()
+            session.mount("http://", adapter)
+            session.mount("https://", adapter)
+            self._local.session = session
+            with self._lock:
+                self._sessions.append(session)
+        return session
+
+    def post(
+        self,
+        url: str,
+        body: bytes,
+        *,
+        authorization: str,
+        timeout_ms: int,
+        cancel: CancelToken | None = None,
+        accept: str = "application/json",
+    ) -> Call:
+        """POST ``body`` (JSON) and return the call once response headers have arrived.
+
+        Raises :class:`RuntimeFailureError` for connection problems, the deadline or a
+        cancellation before the headers. The caller must close the returned call.
+        """
+        call = Call(self.source, timeout_ms, cancel)
+        if cancel is not None and cancel.is_set():
+            raise self.source.error(RuntimeFailureCode.CANCELLED, Detail.CANCELLED)
+        call._start_watcher()
+        remaining = max(call.deadline - time.monotonic(), 0.001)
+        _local.call = call
+        try:
+            response = self._session().post(
+                url,
+                data=body,
+                headers={"Content-Type": "application/json", "Accept": accept},
+                auth=_HeaderAuth(authorization),
+                stream=True,
+                allow_redirects=False,
+                timeout=(remaining, remaining),
+            )
+        except Exception as exc:
+            call.close()
+            raise call.failure(exc, reading=False) from None
+        finally:
+            _local.call = None
+        with call._lock:
+            call.response = response
+            aborted = call.reason is not None
+        if aborted:
+            call.close(discard=True)
+            raise call.failure(None, reading=False)
+        return call
+
+    def close(self) -> None:
+        """Close every session this transport opened (on any thread)."""
+        with self._lock:
+            sessions, self._sessions = self._sessions, []
+        for session in sessions:
+            session.close()
+        self._local = threading.local()
