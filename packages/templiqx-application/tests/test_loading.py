@@ -507,3 +507,18 @@ def test_validate_package_manifest_and_inventory_checks(
     assert [s.id for s in summaries] == ["other"]
     assert envelope.fingerprints == {}
     assert envelope.diagnostics[4].message == "artifact 'evals/a.json' is listed more than once"
+
+
+def test_missing_contract_and_package_messages_are_portable(
+    scratch_root: Path, make_service: Factory, write_pkg: Writer
+) -> None:
+    write_pkg(scratch_root, "app")
+    service = make_service(scratch_root)
+    (missing,) = service.inspect_contract("app", "nope").diagnostics
+    assert (missing.code, missing.message) == (
+        "TQX_NOT_FOUND",
+        "not found: app/contracts/nope.yaml",
+    )
+    (ghost,) = service.inspect_contract("ghost", "nope").diagnostics
+    assert (ghost.code, ghost.message) == ("TQX_NOT_FOUND", "not found: ghost")
+    assert str(scratch_root) not in missing.message

@@ -14,7 +14,7 @@ from templiqx_application.diagnostics import contract_file, port_diagnostic
 from templiqx_application.includes import expand_includes
 from templiqx_contracts import CanonicalJSONError, Contract, Diagnostic, fingerprint
 from templiqx_core import parse_contract, resolve_tool_contract_refs
-from templiqx_ports import PackageStore, PortError
+from templiqx_ports import NotFoundError, PackageStore, PortError
 
 __all__ = ["ContractLoader", "LoadedContract"]
 
@@ -61,6 +61,13 @@ class ContractLoader:
         """Read ``contracts/<contract_id>.yaml`` of ``package`` and load it."""
         try:
             source = self._store.contract_source(package, contract_id)
+        except NotFoundError as exc:
+            # A missing package is named by the store; a missing contract gets its portable
+            # label, never a host path, so every surface reports it identically.
+            missing = (
+                exc if exc.detail == package else NotFoundError(contract_file(package, contract_id))
+            )
+            return LoadedContract(package, contract_id, None, None, [port_diagnostic(missing)])
         except PortError as exc:
             return LoadedContract(package, contract_id, None, None, [port_diagnostic(exc)])
         return self.load_source(package, contract_id, source)
