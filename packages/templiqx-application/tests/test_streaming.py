@@ -368,3 +368,25 @@ def test_a_token_set_before_the_call_stops_before_the_runtime(
         envelope = _run(make_service(echo_root, runtime), stream=stream, cancel=cancel)
         assert [d.code for d in envelope.diagnostics] == ["TQX_RUNTIME_CANCELLED"]
     assert runtime.stats().attempts == 0
+
+
+def test_invoke_forwards_the_live_sink_and_cancel_token(
+    echo_root: Path, make_service: Callable[..., TempliqxService]
+) -> None:
+    service = make_service(echo_root, ScriptedRuntime.from_manifest(_events_manifest()))
+    live: list[StreamEvent] = []
+    arguments = {
+        "package": "streams",
+        "contract": "echo",
+        "capabilities": CAPS,
+        "fixture_output": {"ok": True},
+        "stream": True,
+    }
+    envelope = service.invoke("execute_contract", arguments, sink=live.append)
+    assert envelope.ok
+    assert live == envelope.stream_events
+    cancel = threading.Event()
+    cancel.set()
+    stopped = service.invoke("execute_contract", arguments, cancel=cancel)
+    assert [d.code for d in stopped.diagnostics] == ["TQX_RUNTIME_CANCELLED"]
+    assert service.invoke("list_evals", {"package": "streams"}, sink=live.append).ok

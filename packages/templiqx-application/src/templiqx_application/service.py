@@ -131,9 +131,21 @@ class TempliqxService:
 
     # --- generic entry ----------------------------------------------------------------------
 
-    def invoke(self, name: str, arguments: Mapping[str, Any] | None = None) -> OperationEnvelope:
-        """Run the catalog operation ``name`` with ``arguments`` (checked strictly)."""
-        return self._call(name, {} if arguments is None else arguments)
+    def invoke(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        sink: StreamSink | None = None,
+        cancel: CancelToken | None = None,
+    ) -> OperationEnvelope:
+        """Run the catalog operation ``name`` with ``arguments`` (checked strictly).
+
+        ``sink`` and ``cancel`` are not arguments of the catalog: they reach
+        ``execute_contract`` (the live event sink of a streamed execution and its cancellation
+        token) and are ignored by every other operation.
+        """
+        return self._call(name, {} if arguments is None else arguments, sink=sink, cancel=cancel)
 
     def _call(
         self,
