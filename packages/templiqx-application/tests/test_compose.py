@@ -16,6 +16,7 @@ def test_compose_defaults(tmp_path: Path) -> None:
     root = tmp_path / "root"
     service = compose(root)
     assert isinstance(service, TempliqxService)
+    assert service.runtime_descriptor.id == "templiqx.fake"
     assert root.is_dir()
     assert (root / ".templiqx-workspace").is_dir()
     created = service.create_package("demo", "0.1.0")
@@ -41,7 +42,7 @@ def test_compose_with_workspace_and_runtime(reference: Path, tmp_path: Path) -> 
         fixture_output=output,
     )
     assert envelope.ok
-    assert envelope.result.adapter.id == "templiqx-scripted-runtime"
+    assert envelope.result.adapter == service.runtime_descriptor
     assert runtime.stats().attempts == 1
 
 

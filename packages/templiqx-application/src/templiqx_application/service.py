@@ -24,7 +24,7 @@ from templiqx_application.context import ServiceContext, envelope
 from templiqx_application.diagnostics import error
 from templiqx_application.fake_runtime import DeterministicFakeRuntime
 from templiqx_application.loading import ContractLoader
-from templiqx_contracts import OperationEnvelope, RenderRequest
+from templiqx_contracts import AdapterDescriptor, OperationEnvelope, RenderRequest
 from templiqx_ports import ArtifactWorkspace, CancelToken, PackageStore, RuntimeAdapter, StreamSink
 
 __all__ = ["TempliqxService"]
@@ -128,6 +128,11 @@ class TempliqxService:
                 ctx, package, contract
             ),
         }
+
+    @property
+    def runtime_descriptor(self) -> AdapterDescriptor:
+        """The identity of the runtime ``execute_contract`` uses (evals always use the fake)."""
+        return self._ctx.runtime.descriptor()
 
     # --- generic entry ----------------------------------------------------------------------
 
