@@ -129,22 +129,18 @@ class _HeaderAuth(requests.auth.AuthBase):
 
 
 def _is_timeout(error: BaseException | None) -> bool:
+    """Whether an exception chain is a socket timeout (not a refused or reset connection)."""
     seen = 0
-    while error is not None and seen < 8:
-        if isinstance(
-            error,
-            (
-                TimeoutError,
-                requests.Timeout,
-                urllib3.exceptions.TimeoutError,
-            ),
-        ):
+    while error is not None and seen < 10:
+        if isinstance(error, urllib3.exceptions.NewConnectionError):
+            return False  # a subclass of ConnectTimeoutError, for refused connections too
+        if isinstance(error, (TimeoutError, requests.Timeout, urllib3.exceptions.TimeoutError)):
             return True
-        if error.args and isinstance(error.args[0], BaseException):
-            inner: BaseException | None = error.args[0]
-        else:
-            inner = error.__cause__ or error.__context__
-        error, seen = inner, seen + 1
+        inner = getattr(error, "reason", None)
+        if not isinstance(inner, BaseException):
+            first = error.args[0] if error.args else None
+            inner = first if isinstance(first, BaseException) else None
+        error, seen = inner or error.__cause__ or error.__context__, seen + 1
     return False
 
 

@@ -1,0 +1,87 @@
+"""output_schema_valid: the bounded rule the application applies (engine + date formats)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from templiqx_runtime_openai import output_schema_valid
+from templiqx_runtime_openai.validity import is_date, is_date_time
+
+SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string", "minLength": 2, "maxLength": 3},
+        "count": {"type": "integer", "minimum": 0, "exclusiveMaximum": 10},
+        "tags": {"type": "array", "items": {"enum": ["a", "b"]}, "uniqueItems": True},
+        "when": {"type": "string", "format": "date"},
+        "events": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {"at": {"type": "string", "format": "date-time"}},
+            },
+        },
+        "kind": {"const": "x"},
+    },
+    "required": ["name"],
+    "additionalProperties": False,
+}
+
+
+@pytest.mark.parametrize(
+    ("output", "valid"),
+    [
+        ({"name": "ab"}, True),
+        ({"name": "äöü"}, True),  # lengths count code points
+        ({"name": "abcd"}, False),
+        ({}, False),
+        ({"name": "ab", "extra": 1}, False),
+        ({"name": "ab", "count": 9}, True),
+        ({"name": "ab", "count": 2.0}, True),  # integral floats are integers for the engine
+        ({"name": "ab", "count": 10}, False),
+        ({"name": "ab", "count": 1.5}, False),
+        ({"name": "ab", "tags": ["a", "b"]}, True),
+        ({"name": "ab", "tags": ["a", "a"]}, False),
+        ({"name": "ab", "tags": ["c"]}, False),
+        ({"name": "ab", "when": "2024-02-29"}, True),
+        ({"name": "ab", "when": "2026-02-29"}, False),
+        ({"name": "ab", "when": "2026-+1-01"}, False),
+        ({"name": "ab", "events": [{"at": "2026-07-11T10:00:00Z"}]}, True),
+        ({"name": "ab", "events": [{"at": "2026-07-11T10:00:00.5+02:00"}]}, True),
+        ({"name": "ab", "events": [{"at": "2026-07-11 10:00:00"}]}, False),
+        ({"name": "ab", "events": [{"at": "2026-07-11T10:00:00z"}]}, False),
+        ({"name": "ab", "kind": "x"}, True),
+        ({"name": "ab", "kind": "y"}, False),
+        ("not an object", False),
+    ],
+)
+def test_outputs_against_a_bounded_schema(output: Any, valid: bool) -> None:
+    assert output_schema_valid(SCHEMA, output) is valid
+
+
+def test_schemas_that_do_not_compile_accept_nothing() -> None:
+    assert output_schema_valid({"type": "nope"}, "x") is False
+    assert output_schema_valid({"$ref": "https://example.invalid/schema.json"}, {}) is False
+    assert output_schema_valid({"type": "object", "properties": []}, {}) is False
+
+
+def test_boolean_schemas_and_unknown_formats() -> None:
+    assert output_schema_valid(True, {"anything": 1}) is True
+    assert output_schema_valid(False, None) is False
+    assert output_schema_valid({"type": "string", "format": "email"}, "not an email") is True
+
+
+def test_date_and_date_time_edges() -> None:
+    assert is_date("2000-02-29")
+    assert not is_date("1900-02-29")
+    assert not is_date("2026-13-01")
+    assert not is_date("2026-00-10")
+    assert not is_date("2026-1-01")
+    assert is_date_time("2026-07-11T23:59:59-23:59")
+    assert not is_date_time("2026-07-11T24:00:00Z")
+    assert not is_date_time("2026-07-11T10:00:60Z")
+    assert not is_date_time("2026-07-11T10:00:00.Z")
+    assert not is_date_time("2026-07-11T10:00:00+2:00")
+    assert not is_date_time("2026-07-11T10:00:00")
