@@ -8,7 +8,6 @@ Filters have no arguments; the locale comes from ``context.locale`` and translat
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Mapping
 from typing import Any, Final
 
@@ -44,11 +43,11 @@ class RenderError(Exception):
 
 
 _encode_sorted: Final = msgspec.json.Encoder(order="sorted").encode
-# Output tokens that might differ from canonical JSON: a positive exponent written without its
-# sign, an integer that may be outside 64 bits, or a ``null`` that may stand for NaN/infinity.
-# Tokens start a value (after ``:``, ``,``, ``[`` or at the start); a match inside a string is a
-# false alarm that only costs the exact check.
-_MAYBE_INEXACT: Final = re.compile(rb"(?:^|[:,\[])(?:-?[0-9][0-9.]*e[0-9]|-?[0-9]{19}|null)")
+_encode_msgpack: Final = msgspec.msgpack.Encoder().encode
+# msgpack refuses integers outside 64 bits and writes every float as float64 (marker 0xcb).
+# Without that byte there is no float, and msgspec's sorted JSON is already canonical; the
+# byte inside a string is a false alarm that only costs the exact check.
+_FLOAT64: Final = b"\xcb"
 _U64_MAX: Final = (1 << 64) - 1
 _I64_MIN: Final = -(1 << 63)
 
@@ -90,9 +89,10 @@ def json_text(value: Any) -> str:
     """Compact canonical JSON text of a value (sorted keys, reference float layout)."""
     try:
         out = _encode_sorted(value)
+        packed = _encode_msgpack(value)
     except (TypeError, ValueError, OverflowError):
         return _canonical_text(value)
-    if _MAYBE_INEXACT.search(out) is None or _prints_exactly(value):
+    if _FLOAT64 not in packed or _prints_exactly(value):
         return out.decode("utf-8")
     return _canonical_text(value)
 

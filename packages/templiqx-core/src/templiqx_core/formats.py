@@ -8,6 +8,7 @@ inside a part (``2026-+1-01``) is rejected.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from templiqx_contracts import Diagnostic
@@ -15,6 +16,7 @@ from templiqx_contracts import Diagnostic
 __all__ = ["FormatPlan", "format_plan", "is_date", "is_date_time", "validate_formats"]
 
 _DAYS_IN_MONTH = (31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+_DATE = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})")
 
 
 def _digits(text: str) -> int | None:
@@ -33,10 +35,11 @@ def is_date(text: str) -> bool:
     >>> is_date("2024-02-29"), is_date("2026-02-30"), is_date("2026-7-01")
     (True, False, False)
     """
-    if len(text) != 10 or not text.isascii() or text[4] != "-" or text[7] != "-":
+    match = _DATE.fullmatch(text)
+    if match is None:
         return False
-    year, month, day = _digits(text[0:4]), _digits(text[5:7]), _digits(text[8:10])
-    if year is None or month is None or day is None or not 1 <= month <= 12:
+    year, month, day = int(match[1]), int(match[2]), int(match[3])
+    if not 1 <= month <= 12:
         return False
     last = 29 if month == 2 and _is_leap(year) else _DAYS_IN_MONTH[month - 1]
     return 1 <= day <= last
