@@ -31,7 +31,7 @@ from templiqx_runtime_openai.settings import (
 from templiqx_runtime_openai.sse import DONE, LineTooLongError, SSEDecoder
 from templiqx_runtime_openai.transport import Call, Transport
 from templiqx_runtime_openai.validity import output_schema_valid
-from templiqx_runtime_openai.wire import Usage, build_body, streaming_body
+from templiqx_runtime_openai.wire import SAMPLING_KEYS, Usage, build_body, streaming_body
 
 __version__ = "0.2.0"
 
@@ -44,6 +44,7 @@ __all__ = [
     "DEFAULT_MAX_STREAM_BYTES",
     "DEFAULT_TIMEOUT_MS",
     "DONE",
+    "SAMPLING_KEYS",
     "Call",
     "ChatClient",
     "ChatResult",

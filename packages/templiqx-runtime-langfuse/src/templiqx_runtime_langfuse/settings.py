@@ -1,0 +1,102 @@
+"""Settings of the Langfuse tracing: where Langfuse is, its keys, what a trace may carry."""
+
+from __future__ import annotations
+
+import base64
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Final
+
+from templiqx_runtime_openai import (
+    SettingsError,
+    check_header_value,
+    check_http_url,
+    env_positive_int,
+    require_env,
+)
+
+__all__ = ["DEFAULT_TRACE_TIMEOUT_MS", "LangfuseSettings", "PayloadPolicy"]
+
+DEFAULT_TRACE_TIMEOUT_MS: Final = 2000
+"""The whole-call deadline of one ingestion POST: short, so tracing never stalls execution."""
+
+
+class PayloadPolicy(StrEnum):
+    """What a trace carries besides ids, fingerprints, timings, usage and status."""
+
+    FINGERPRINTS_ONLY = "fingerprints_only"
+    """No prompt and no output: only ids, fingerprints, timings, usage and the outcome."""
+    FULL = "full"
+    """The reference behaviour: the prompt messages and the output too."""
+
+
+@dataclass(frozen=True, slots=True)
+class LangfuseSettings:
+    """How to reach Langfuse. ``repr()`` never shows either key."""
+
+    host: str
+    public_key: str = field(repr=False)
+    secret_key: str = field(repr=False)
+    payload_policy: PayloadPolicy = PayloadPolicy.FINGERPRINTS_ONLY
+    timeout_ms: int = DEFAULT_TRACE_TIMEOUT_MS
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "host", check_http_url("langfuse host", self.host))
+        check_header_value("langfuse public_key", self.public_key)
+        check_header_value("langfuse secret_key", self.secret_key)
+        try:
+            object.__setattr__(self, "payload_policy", PayloadPolicy(self.payload_policy))
+        except ValueError:
+            raise SettingsError("payload_policy must be 'full' or 'fingerprints_only'") from None
+        timeout = self.timeout_ms
+        if isinstance(timeout, bool) or not isinstance(timeout, int) or timeout <= 0:
+            raise SettingsError("timeout_ms must be a positive integer")
+
+    @property
+    def ingestion_url(self) -> str:
+        """``{host}/api/public/ingestion`` (the batch ingestion endpoint)."""
+        return self.host + "/api/public/ingestion"
+
+    @property
+    def authorization(self) -> str:
+        """``Basic base64(public_key:secret_key)``."""
+        token = base64.b64encode(f"{self.public_key}:{self.secret_key}".encode("ascii"))
+        return "Basic " + token.decode("ascii")
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> LangfuseSettings:
+        """Read ``LANGFUSE_HOST``, ``LANGFUSE_PUBLIC_KEY``, ``LANGFUSE_SECRET_KEY`` (required),
+        ``TEMPLIQX_LANGFUSE_PAYLOAD`` (``full`` or ``fingerprints_only``, the default) and
+        ``TEMPLIQX_LANGFUSE_TIMEOUT_MS`` (default 2000)."""
+        env = os.environ if environ is None else environ
+        host = require_env(env, "LANGFUSE_HOST")
+        public_key = require_env(env, "LANGFUSE_PUBLIC_KEY")
+        secret_key = require_env(env, "LANGFUSE_SECRET_KEY")
+        raw_policy = env.get("TEMPLIQX_LANGFUSE_PAYLOAD", "").strip()
+        if raw_policy and raw_policy not in {p.value for p in PayloadPolicy}:
+            raise SettingsError(
+                f"invalid TEMPLIQX_LANGFUSE_PAYLOAD '{raw_policy}': "
+                "use 'full' or 'fingerprints_only'"
+            )
+        policy = PayloadPolicy(raw_policy) if raw_policy else PayloadPolicy.FINGERPRINTS_ONLY
+        timeout_ms = env_positive_int(env, "TEMPLIQX_LANGFUSE_TIMEOUT_MS", DEFAULT_TRACE_TIMEOUT_MS)
+        try:
+            return cls(
+                host=host,
+                public_key=public_key,
+                secret_key=secret_key,
+                payload_policy=policy,
+                timeout_ms=timeout_ms,
+            )
+        except SettingsError as exc:
+            detail = exc.detail
+            for label, name in (
+                ("langfuse host", "LANGFUSE_HOST"),
+                ("langfuse public_key", "LANGFUSE_PUBLIC_KEY"),
+                ("langfuse secret_key", "LANGFUSE_SECRET_KEY"),
+            ):
+                if detail.startswith(label):
+                    detail = f"{name} ({label}){detail[len(label) :]}"
+            raise SettingsError(detail) from None
