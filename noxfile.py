@@ -68,3 +68,23 @@ def build(session: nox.Session) -> None:
             f"built {len(wheels)} and {len(sdists)}"
         )
     session.log(f"built {len(wheels)} wheels and {len(sdists)} sdists in {out}")
+
+
+@nox.session
+def bench(session: nox.Session) -> None:
+    """Benchmarks P1-P6 against the tools users would otherwise pick; writes bench/results.json.
+
+    Not in the default session list: it takes minutes and its targets are ratios measured on
+    this machine, not pass/fail tests. It syncs the ``bench`` dependency group first.
+    """
+    session.run(
+        "uv",
+        "run",
+        "--frozen",
+        "--all-packages",
+        "--group",
+        "bench",
+        "python",
+        str(ROOT / "bench" / "run.py"),
+        *session.posargs,
+    )
