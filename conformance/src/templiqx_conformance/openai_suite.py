@@ -287,26 +287,31 @@ def _every_boundary(
 def _request_shape(ctx: CheckContext) -> None:
     rig = rig_of(ctx)
     probe = main_probe(ctx)
+    rig.serve(probe)
+    request = request_for(probe.interaction)
     before = len(rig.server.requests)
-    ctx.execute(probe)
-    outcome = ctx.stream(probe)
-    requests = rig.server.requests[before:]
     problems = []
-    if outcome.error is not None:
-        problems.append(f"execute_streaming raised {describe_error(outcome.error)}")
+    executed = run_execute(ctx.new_adapter(), request, ctx.timeout)
+    adapter = ctx.new_adapter()
+    streamed = run_streaming(adapter, request, ctx.timeout)
+    for name, outcome in (("execute", executed), ("execute_streaming", streamed)):
+        if outcome.error is not None:
+            problems.append(f"{name} raised {describe_error(outcome.error)}")
+    requests = rig.server.requests[before:]
     if len(requests) != 2:
         problems.append(
             f"one call must be one HTTP request (adapters never retry): saw {len(requests)} "
             "request(s) for one execute and one execute_streaming"
         )
     expected_messages = [
-        {"role": message.role, "content": message.content} for message in probe.interaction.messages
+        {"role": message.role, "content": message.content}
+        for message in probe.interaction.messages
     ]
-    for name, request in zip(("execute", "execute_streaming"), requests, strict=False):
-        problems.extend(_shape_problems(name, request, expected_messages))
+    for name, recorded in zip(("execute", "execute_streaming"), requests, strict=False):
+        problems.extend(_shape_problems(name, recorded, expected_messages))
     if len(requests) == 2 and is_stream_request(requests[0]):
         problems.append('execute must not ask for a stream ("stream": true)')
-    streams = type(ctx.new_adapter()).execute_streaming is not RuntimeAdapter.execute_streaming
+    streams = type(adapter).execute_streaming is not RuntimeAdapter.execute_streaming
     if len(requests) == 2 and streams and not is_stream_request(requests[1]):
         problems.append('execute_streaming must ask for a stream ("stream": true in the body)')
     fail_if(

@@ -1,0 +1,30 @@
+"""Test helpers of the conformance kit: the example adapter and the mini OpenAI adapter on the path.
+
+The example third-party adapter is not a workspace member; its sources, its tests folder (for
+``conformance_target``) and its ``broken`` folder are put on ``sys.path`` for in-process runs.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent.parent
+EXAMPLE = REPO / "examples" / "third-party-adapter"
+
+for folder in (HERE, EXAMPLE / "src", EXAMPLE / "tests", EXAMPLE / "broken"):
+    if str(folder) not in sys.path:
+        sys.path.insert(0, str(folder))
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "distribution: builds wheels and installs them into a fresh venv with pip (slow, needs "
+        "the package index for msgspec, pytest and jsonschema-rs)",
+    )
+    if not config.pluginmanager.has_plugin("pytester"):
+        config.pluginmanager.import_plugin("pytester")
