@@ -11,7 +11,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from templiqx_conformance.loopback import LoopbackServer, Reply
+from templiqx_conformance.loopback import LoopbackServer, Reply, sse_frame
 from templiqx_contracts import fingerprint
 from templiqx_ports import RuntimeFailureCode, RuntimeFailureError
 from templiqx_runtime_openai import Detail, OpenAIRuntime, OpenAISettings, retry_after_ms
@@ -432,3 +432,39 @@ def test_runtime_is_reusable_after_close(
     runtime.close()
     assert runtime.execute(wire.request()).output == {"ok": True}
     assert isinstance(runtime.settings, OpenAISettings)
+
+
+def test_an_exception_in_the_sink_propagates_and_closes_the_connection(
+    serve: Serve, runtime_for: RuntimeFor, wire: SimpleNamespace
+) -> None:
+    class SinkBrokeError(Exception):
+        pass
+
+    events: list[object] = []
+
+    def sink(event: object) -> None:
+        events.append(event)
+        raise SinkBrokeError
+
+    ticks = [sse_frame(wire.chunk(f"t{i}")) for i in range(3)]
+    server = serve(Reply.stream([*ticks], after="hang"))
+    with pytest.raises(SinkBrokeError):
+        runtime_for(server).execute_streaming(wire.request(), sink)
+    assert len(events) == 1  # no Failed is sent to a sink that just failed
+    assert server.exchanges[0].wait(1.0)
+    assert server.exchanges[0].client_closed
+
+
+def test_sessions_of_finished_threads_are_released(
+    serve: Serve, runtime_for: RuntimeFor, wire: SimpleNamespace
+) -> None:
+    import gc
+
+    server = serve(Reply.json(wire.completion('{"ok":true}')))
+    runtime = runtime_for(server)
+    for _ in range(5):
+        thread = threading.Thread(target=lambda: runtime.execute(wire.request()))
+        thread.start()
+        thread.join(5)
+    gc.collect()
+    assert len(runtime.client.transport._sessions) <= 1

@@ -21,6 +21,7 @@ import contextlib
 import socket
 import threading
 import time
+import weakref
 from collections.abc import Iterator
 from typing import Any, Final, Literal
 
@@ -299,7 +300,8 @@ class Transport:
     def __init__(self, source: FailureSource) -> None:
         self.source = source
         self._local = threading.local()
-        self._sessions: list[requests.Session] = []
+        # Weak: a thread's session goes away with the thread; close() reaches the live ones.
+        self._sessions: weakref.WeakSet[requests.Session] = weakref.WeakSet()
         self._lock = threading.Lock()
 
     def _session(self) -> requests.Session:
@@ -311,7 +313,7 @@ class Transport:
             session.mount("https://", adapter)
             self._local.session = session
             with self._lock:
-                self._sessions.append(session)
+                self._sessions.add(session)
         return session
 
     def post(
@@ -361,7 +363,8 @@ class Transport:
     def close(self) -> None:
         """Close every session this transport opened (on any thread)."""
         with self._lock:
-            sessions, self._sessions = self._sessions, []
+            sessions = list(self._sessions)
+            self._sessions = weakref.WeakSet()
         for session in sessions:
             session.close()
         self._local = threading.local()
