@@ -1,0 +1,168 @@
+"""The generated commands: names, arguments and help, and the global options anywhere."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+import pytest
+
+from templiqx_application import CATALOG, OperationSpec, ParameterSpec
+from templiqx_cli import main
+from templiqx_cli.app import build_group
+from templiqx_cli.commands import OperationCall, operation_command
+
+# surfaces.md §5: catalog operation -> CLI command (validate serves two operations).
+EXPECTED_COMMANDS = {
+    "catalog": "catalog",
+    "discover_packages": "discover",
+    "create_package": "create",
+    "update_package": "update-package",
+    "delete_package": "delete-package",
+    "export_package_identity": "export-package-identity",
+    "sign_package": "sign-package",
+    "verify_package_trust": "verify-package-trust",
+    "inspect_contract": "inspect",
+    "put_contract": "put",
+    "delete_contract": "delete",
+    "validate_contract": "validate",
+    "validate_package": "validate",
+    "compile_contract": "compile",
+    "render_contract": "render",
+    "execute_contract": "execute",
+    "list_workspace_artifacts": "list-workspace-artifacts",
+    "read_artifact": "read-artifact",
+    "delete_workspace_artifact": "delete-workspace-artifact",
+    "test_package": "test",
+    "list_evals": "list-evals",
+    "run_eval": "run-eval",
+    "diff_contract": "diff",
+    "explain_contract": "explain",
+}
+
+USAGE = {
+    "create": "create [OPTIONS] NAME",
+    "put": "put [OPTIONS] PACKAGE CONTRACT SOURCE",
+    "validate": "validate [OPTIONS] PACKAGE [CONTRACT]",
+    "execute": "execute [OPTIONS] PACKAGE CONTRACT",
+    "run-eval": "run-eval [OPTIONS] PACKAGE CONTRACT FIXTURE_ID",
+    "diff": "diff [OPTIONS] LEFT_PACKAGE LEFT_CONTRACT RIGHT_PACKAGE RIGHT_CONTRACT",
+    "delete-workspace-artifact": "delete-workspace-artifact [OPTIONS] PACKAGE PATH",
+}
+
+
+def test_every_catalog_operation_has_its_command() -> None:
+    group = build_group()
+    ctx = click.Context(group)
+    names = group.list_commands(ctx)
+    for spec in CATALOG:
+        assert EXPECTED_COMMANDS[spec.name] in names, spec.name
+    assert set(names) >= {"demo"}
+    own = set(group.commands)
+    assert own == {EXPECTED_COMMANDS[spec.name] for spec in CATALOG} | {"demo"}
+
+
+@pytest.mark.parametrize("command", sorted(set(EXPECTED_COMMANDS.values()) | {"demo"}))
+def test_help_explains_arguments_with_an_example(
+    command: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main([command, "--help"]) == 0
+    text = capsys.readouterr().out
+    lines = [line.strip() for line in text.splitlines()]
+    example = lines[lines.index("Example:") + 1]
+    assert example.startswith(("templiqx ", "TEMPLIQX_", "python3 -m pip install uv")), example
+    for flag in ("--root DIR", "--json", "--runtime NAME", "-h, --help"):
+        assert flag in text
+    if command in USAGE:
+        assert f"Usage: templiqx {USAGE[command]}" in " ".join(text.split())
+    params = build_group().commands[command].params
+    positionals = [str(p.metavar).strip("[]") for p in params if isinstance(p, click.Argument)]
+    if positionals:
+        described = lines[lines.index("Arguments:") + 1 : lines.index("Example:")]
+        assert [line.split()[0] for line in described if line] == positionals
+
+
+def test_option_conventions(capsys: pytest.CaptureFixture[str]) -> None:
+    main(["execute", "--help"])
+    execute = capsys.readouterr().out
+    for option in ("--values FILE", "--fixture-output FILE", "--capability VALUE", "--stream"):
+        assert option in execute
+    main(["create", "--help"])
+    assert "--version VERSION" in capsys.readouterr().out
+    main(["update-package", "--help"])
+    assert "--expected-fingerprint EXPECTED_FINGERPRINT" in capsys.readouterr().out
+    main(["list-workspace-artifacts", "--help"])
+    assert "--workspace DIR" in capsys.readouterr().out
+
+
+def test_version_and_usage_errors(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["-V"]) == 0
+    assert capsys.readouterr().out == "templiqx 0.2.0\n"
+    assert main([]) == 2
+    assert capsys.readouterr().out == ""
+    assert main(["inspect", "welcome"]) == 2
+    out = capsys.readouterr()
+    assert out.out == ""
+    assert "CONTRACT" in out.err
+    assert main(["discover", "--bogus"]) == 2
+    assert "--bogus" in capsys.readouterr().err
+    assert main(["no-such-command"]) == 2
+
+
+def test_global_options_before_or_after_the_command(
+    packages_root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    outputs = []
+    for argv in (
+        ["--root", str(packages_root), "--json", "discover"],
+        ["discover", "--root", str(packages_root), "--json"],
+        ["--json", "discover", "--root", str(packages_root)],
+        ["--root", "elsewhere", "discover", "--root", str(packages_root), "--json"],
+    ):
+        assert main(argv) == 0
+        outputs.append(capsys.readouterr().out)
+    assert len(set(outputs)) == 1
+    assert json.loads(outputs[0])["result"][0]["package"] == "welcome"
+
+
+def test_an_operation_without_a_layout_gets_a_conventional_command() -> None:
+    spec = OperationSpec(
+        name="summarise_package",
+        summary="Summarise a package.",
+        parameters=[
+            ParameterSpec(name="package", type="string", required=True, description="Package."),
+            ParameterSpec(name="depth", type="string", required=False, description="Depth."),
+            ParameterSpec(
+                name="tags", type="string_list", required=False, default=[], description="Tags."
+            ),
+            ParameterSpec(
+                name="verbose", type="boolean", required=False, default=False, description="V."
+            ),
+            ParameterSpec(name="extra", type="json", required=False, description="Extra."),
+        ],
+    )
+    calls: list[OperationCall] = []
+
+    def runner(options: Any, call: OperationCall) -> int:
+        calls.append(call)
+        return 0
+
+    command = operation_command(spec, runner)
+    assert command.name == "summarise-package"
+    with click.Context(command) as ctx:
+        params = {p.name: p for p in command.get_params(ctx)}
+    assert isinstance(params["arg_package"], click.Argument)
+    assert params["arg_tags"].multiple  # type: ignore[attr-defined]
+    assert params["arg_verbose"].is_flag  # type: ignore[attr-defined]
+    command.main(
+        ["p", "--tags", "a", "--tags", "b", "--verbose", "--depth", "2"], standalone_mode=False
+    )
+    assert calls[0].operation == "summarise_package"
+    assert calls[0].build_arguments() == {
+        "package": "p",
+        "depth": "2",
+        "tags": ["a", "b"],
+        "verbose": True,
+    }

@@ -1,0 +1,149 @@
+"""Exit codes 0 / 2 / 1, what goes to stdout and stderr, and reading the files a command names."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from templiqx_cli import main
+from templiqx_cli.inputs import CliError, absolute_workspace, read_values
+
+CONTRACT = "onboarding-summary"
+
+
+def _request(root: Path) -> Path:
+    return root / "welcome" / "scenarios" / "stream-vip" / "request.json"
+
+
+def test_ok_envelope_exits_0_with_nothing_on_stderr(
+    packages_root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["--root", str(packages_root), "validate", "welcome"]) == 0
+    out = capsys.readouterr()
+    envelope = json.loads(out.out)
+    assert envelope["operation"] == "validate_package"
+    assert out.out == json.dumps(envelope, indent=2, ensure_ascii=False) + "\n"
+    assert out.err == ""
+
+
+def test_not_ok_envelope_exits_2_and_shows_diagnostics_to_people(
+    packages_root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["--root", str(packages_root), "compile", "welcome", CONTRACT]
+    assert main([*argv, "--capability", "structured_output"]) == 2
+    out = capsys.readouterr()
+    envelope = json.loads(out.out)
+    assert envelope["ok"] is False
+    first = envelope["diagnostics"][0]
+    lines = out.err.splitlines()
+    assert lines[0] == (
+        f"templiqx: compile_contract not ok: {len(envelope['diagnostics'])} error(s), "
+        "0 other diagnostic(s)"
+    )
+    assert lines[1] == f"{first['code']} error {first['json_pointer'] or '-'}: {first['message']}"
+    assert main(["--json", *argv]) == 2
+    out = capsys.readouterr()
+    assert out.err == ""
+    assert "\n" not in out.out.rstrip("\n")
+
+
+def test_help_lines_are_shown(packages_root: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["--root", str(packages_root), "verify-package-trust", "welcome", "--strict"]
+    assert main(argv) == 2
+    out = capsys.readouterr()
+    help_text = json.loads(out.out)["diagnostics"][0]["help"]
+    assert f"  help: {help_text}" in out.err.splitlines()
+
+
+def test_unreadable_file_exits_1_after_composing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = tmp_path / "fresh-root"
+    missing = tmp_path / "missing.json"
+    argv = ["--root", str(root), "compile", "welcome", CONTRACT, "--values", str(missing)]
+    assert main(argv) == 1
+    out = capsys.readouterr()
+    assert out.out == ""
+    assert out.err == f"templiqx: read {missing}: No such file or directory (os error 2)\n"
+    assert (root / ".templiqx-workspace").is_dir(), "the root is composed before files are read"
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ('{"inputs": {}, "extra": 1}', "unknown field `extra`"),
+        ('{"inputs": []}', "`inputs` must be a JSON object"),
+        ("[1]", "expected a JSON object"),
+    ],
+)
+def test_values_file_is_strict(
+    tmp_path: Path, packages_root: Path, content: str, message: str
+) -> None:
+    values = tmp_path / "values.json"
+    values.write_text(content)
+    with pytest.raises(CliError) as raised:
+        read_values(str(values))
+    assert str(raised.value).startswith(f"decode render request from {values}: ")
+    assert message in str(raised.value)
+
+
+@pytest.mark.parametrize("content", ['{"inputs": {"x": NaN}}', '{"inputs": ', "1e999"])
+def test_json_files_refuse_what_json_cannot_fingerprint(
+    tmp_path: Path, packages_root: Path, content: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    values = tmp_path / "values.json"
+    values.write_text(content)
+    argv = ["--root", str(packages_root), "render", "welcome", CONTRACT, "--values", str(values)]
+    assert main(argv) == 1
+    out = capsys.readouterr()
+    assert out.out == ""
+    assert out.err.startswith(f"templiqx: decode JSON from {values}: ")
+
+
+def test_put_source_must_be_utf8(
+    tmp_path: Path, packages_root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = tmp_path / "c.yaml"
+    source.write_bytes(b"\xff\xfe")
+    assert main(["--root", str(packages_root), "put", "welcome", "c", str(source)]) == 1
+    assert "is not valid UTF-8" in capsys.readouterr().err
+
+
+def test_fixture_output_file_feeds_the_fake_runtime(
+    tmp_path: Path, packages_root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    manifest = json.loads(
+        (packages_root / "welcome/scenarios/stream-vip/manifest.json").read_text()
+    )
+    output = tmp_path / "output.json"
+    output.write_text(json.dumps(manifest["events"][-1]["output"]))
+    argv = ["--root", str(packages_root), "--json", "execute", "welcome", CONTRACT]
+    argv += ["--values", str(_request(packages_root)), "--capability", "structured_output"]
+    assert main([*argv, "--fixture-output", str(output)]) == 0
+    envelope = json.loads(capsys.readouterr().out)
+    assert envelope["result"]["output"] == manifest["events"][-1]["output"]
+    assert main(argv) == 2, "the fake runtime needs a fixture; the service says so"
+    envelope = json.loads(capsys.readouterr().out)
+    assert envelope["diagnostics"][0]["code"] == "TQX_DATA_INVALID"
+    assert "fixture_output" in envelope["diagnostics"][0]["message"]
+
+
+def test_unknown_runtime_is_a_usage_error(
+    packages_root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["--root", str(packages_root), "--runtime", "warp", "discover"]) == 2
+    out = capsys.readouterr()
+    assert out.out == ""
+    assert out.err.startswith("templiqx: unknown runtime 'warp' (--runtime); installed runtimes:")
+    assert "fake" in out.err
+
+
+def test_workspace_is_made_absolute_without_normalising(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert absolute_workspace("ws/../x") == os.path.join(str(tmp_path), "ws/../x")
+    assert absolute_workspace("/abs/ws") == "/abs/ws"

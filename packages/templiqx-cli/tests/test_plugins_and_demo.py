@@ -1,0 +1,88 @@
+"""``templiqx <plugin> …`` dispatch through entry points, and ``templiqx demo``."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from templiqx_cli import app, demo, main
+from templiqx_cli.inputs import CliError
+
+RECEIVED: list[list[str] | None] = []
+
+
+@dataclass(frozen=True)
+class FakeEntryPoint:
+    """What the CLI uses of an entry point: its name, its value and ``load()``."""
+
+    name: str
+    value: str
+    target: Callable[[list[str] | None], int]
+
+    def load(self) -> Callable[[list[str] | None], int]:
+        return self.target
+
+
+def fake_plugin(argv: list[str] | None) -> int:
+    RECEIVED.append(argv)
+    return 3
+
+
+def test_plugins_are_dispatched_by_entry_point(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    entry = FakeEntryPoint("conformance", "templiqx_conformance.cli:main", fake_plugin)
+
+    def entry_points(group: str) -> list[FakeEntryPoint]:
+        return [entry] if group == app.PLUGIN_GROUP else []
+
+    monkeypatch.setattr(app, "entry_points", entry_points)
+    RECEIVED.clear()
+    assert main(["conformance", "run", "--adapter", "x", "--help"]) == 3
+    assert RECEIVED == [["run", "--adapter", "x", "--help"]]
+    assert main(["--help"]) == 0
+    assert "conformance" in capsys.readouterr().out
+    assert main(["no-plugin"]) == 2
+
+
+def test_demo_package_is_found_from_anywhere_in_a_clone(tmp_path: Path) -> None:
+    found = demo.find_demo_package(tmp_path)
+    assert found is not None
+    assert (found / "templiqx.yaml").is_file()
+    assert found.parts[-3:] == ("fixtures", "packages", "welcome")
+
+
+def test_demo_explains_what_is_missing(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(demo, "find_demo_package", lambda start=None: None)
+    with pytest.raises(CliError, match="run the demo from a clone"):
+        demo._require_setup()
+    monkeypatch.undo()
+    monkeypatch.setattr(demo, "runtime_names", lambda: ["fake"])
+    with pytest.raises(CliError, match="install templiqx-mock"):
+        demo._require_setup()
+
+
+def test_demo_runs_end_to_end_offline(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "templiqx_cli", "demo", "--json", "--pace-ms", "0"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    report: dict[str, Any] = json.loads(done.stdout)
+    assert list(report) == ["validate", "compile", "execute"]
+    assert all(envelope["ok"] for envelope in report.values())
+    events = [json.loads(line) for line in done.stderr.splitlines()]
+    assert [e["kind"] for e in events] == ["Delta"] * 18 + ["Complete"]
+    assert report["execute"]["stream_events"] == events
+    assert list(tmp_path.iterdir()) == [], "the demo writes nothing where it runs"

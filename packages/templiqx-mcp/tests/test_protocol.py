@@ -1,0 +1,196 @@
+"""The server on the wire: newline-delimited JSON-RPC over stdio, robust to garbage.
+
+These tests talk raw JSON lines to ``python -m templiqx_mcp`` (no client library), to pin what
+any MCP client sees: stdout carries only protocol messages, malformed input never stops the
+server, and closing stdin ends the process.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from typing import IO, Any
+
+STARTUP_TIMEOUT = 30.0
+
+
+def server_env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    """This process's Python settings plus ``extra`` (no inherited templiqx settings)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TEMPLIQX_")}
+    env.update(extra or {})
+    return env
+
+
+class RawServer:
+    """A server subprocess with a background reader collecting stdout lines."""
+
+    def __init__(self, args: list[str], cwd: Path, env: dict[str, str] | None = None) -> None:
+        self.log = (cwd / "stderr.log").open("w", encoding="utf-8")
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "templiqx_mcp", *args],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self.log,
+            cwd=cwd,
+            env=server_env(env),
+        )
+        self.lines: queue.Queue[bytes] = queue.Queue()
+        self.raw: list[bytes] = []
+        threading.Thread(target=self._pump, daemon=True).start()
+
+    def _pump(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            self.raw.append(line)
+            self.lines.put(line)
+
+    @property
+    def stdin(self) -> IO[bytes]:
+        assert self.process.stdin is not None
+        return self.process.stdin
+
+    def send(self, message: dict[str, Any]) -> None:
+        self.stdin.write(json.dumps(message).encode() + b"\n")
+        self.stdin.flush()
+
+    def answer(self, request_id: int, timeout: float = STARTUP_TIMEOUT) -> dict[str, Any]:
+        while True:
+            message: dict[str, Any] = json.loads(self.lines.get(timeout=timeout))
+            if message.get("id") == request_id:
+                return message
+
+    def close(self) -> int:
+        self.stdin.close()
+        try:
+            return self.process.wait(timeout=10)
+        finally:
+            self.process.kill()
+            self.process.wait()
+            self.log.close()
+
+
+def _initialize(server: RawServer, version: str = "2024-11-05") -> dict[str, Any]:
+    server.send(
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": version,
+                "capabilities": {},
+                "clientInfo": {"name": "raw-test", "version": "1"},
+            },
+        }
+    )
+    reply = server.answer(1)
+    server.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    return reply
+
+
+MALFORMED = [
+    b"not json at all\n",
+    b"{\n",
+    b'{"jsonrpc":"2.0"}\n',
+    b"[1,2,3]\n",
+    b'{"id":5}\n',
+    b"\xff\xfe\xfd\n",
+    b'{"jsonrpc":"2.0","id":"x","method":"tools/call","params":{}}\n',
+    b'{"jsonrpc":"2.0","id":7,"method":"no/such/method"}\n',
+    b"\n",
+    b'"just a string"\n',
+]
+
+
+def test_a_thousand_malformed_lines_leave_the_server_answering(
+    packages_root: Path, tmp_path: Path
+) -> None:
+    server = RawServer([str(packages_root)], tmp_path)
+    try:
+        init = _initialize(server)
+        assert init["result"]["protocolVersion"] == "2024-11-05"
+        assert init["result"]["serverInfo"]["name"] == "templiqx-mcp"
+        for index in range(1000):
+            server.stdin.write(MALFORMED[index % len(MALFORMED)])
+        server.stdin.flush()
+        server.send(
+            {
+                "jsonrpc": "2.0",
+                "id": 42,
+                "method": "tools/call",
+                "params": {"name": "discover_packages", "arguments": {}},
+            }
+        )
+        reply = server.answer(42)
+        assert reply["result"]["isError"] is False
+        assert reply["result"]["structuredContent"]["operation"] == "discover_packages"
+    finally:
+        code = server.close()
+    assert code == 0, "closing stdin ends the server cleanly"
+    for line in server.raw:
+        message = json.loads(line)
+        assert message["jsonrpc"] == "2.0"
+        assert "id" in message or "method" in message
+
+
+def test_unknown_tool_over_the_wire_is_error_32602(packages_root: Path, tmp_path: Path) -> None:
+    server = RawServer([str(packages_root)], tmp_path)
+    try:
+        _initialize(server, "2025-06-18")
+        server.send(
+            {
+                "jsonrpc": "2.0",
+                "id": 2,
+                "method": "tools/call",
+                "params": {"name": "nope", "arguments": {}},
+            }
+        )
+        reply = server.answer(2)
+    finally:
+        server.close()
+    assert reply["error"]["code"] == -32602
+    assert "result" not in reply
+
+
+def _start_and_wait(args: list[str], cwd: Path, env: dict[str, str] | None = None) -> Any:
+    return subprocess.run(
+        [sys.executable, "-m", "templiqx_mcp", *args],
+        input=b"",
+        capture_output=True,
+        cwd=cwd,
+        env=server_env(env),
+        timeout=60,
+        check=False,
+    )
+
+
+def test_a_root_that_cannot_be_used_exits_1(tmp_path: Path) -> None:
+    not_a_folder = tmp_path / "file.txt"
+    not_a_folder.write_text("x")
+    done = _start_and_wait([str(not_a_folder)], tmp_path)
+    assert done.returncode == 1
+    assert done.stdout == b""
+    assert done.stderr.decode().startswith("templiqx-mcp: compose local Templiqx service: ")
+
+
+def test_an_unknown_runtime_exits_1_naming_the_installed_ones(
+    packages_root: Path, tmp_path: Path
+) -> None:
+    done = _start_and_wait([str(packages_root)], tmp_path, {"TEMPLIQX_RUNTIME": "warp-drive"})
+    assert done.returncode == 1
+    message = done.stderr.decode()
+    assert "unknown runtime 'warp-drive'" in message
+    assert "fake" in message
+
+
+def test_usage(tmp_path: Path) -> None:
+    helped = _start_and_wait(["--help"], tmp_path)
+    assert helped.returncode == 0
+    assert helped.stdout.decode().startswith("usage: templiqx-mcp [ROOT [WORKSPACE]]")
+    extra = _start_and_wait(["a", "b", "c"], tmp_path)
+    assert extra.returncode == 2
+    assert b"too many arguments" in extra.stderr
