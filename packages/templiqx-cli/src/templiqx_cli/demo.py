@@ -172,7 +172,10 @@ def _demo(options: dict[str, Any], pace_ms: int | None) -> int:
         click.echo(dump_json(report, compact=True))
     else:
         narrator.say(
-            "Try it yourself: templiqx --root fixtures/packages explain welcome onboarding-summary"
+            "Next: copy fixtures/packages/welcome into a folder of your own, then try "
+            "`templiqx --root <folder> explain welcome onboarding-summary` or "
+            "`templiqx --root <folder> run-eval welcome account-digest quiet-week --capability "
+            "text`; `templiqx --help` lists every command."
         )
     if interrupted:
         return 130
