@@ -468,3 +468,19 @@ def test_sessions_of_finished_threads_are_released(
         thread.join(5)
     gc.collect()
     assert len(runtime.client.transport._sessions) <= 1
+
+
+def test_a_repeated_tool_name_does_not_change_the_call_name(
+    serve: Serve, runtime_for: RuntimeFor, wire: SimpleNamespace
+) -> None:
+    t = wire.tool
+    frames = [
+        wire.chunk(tool_calls=[t(0, id="c1", name="lookup", args='{"q":')]),
+        wire.chunk(tool_calls=[t(0, name="lookup", args='"x"}')]),
+        wire.chunk(finish="tool_calls"),
+    ]
+    server = serve(Reply.sse(frames))
+    sink = wire.Collector()
+    receipt = runtime_for(server).execute_streaming(wire.request(), sink)
+    assert [e.name for e in sink.events[:-1]] == ["lookup", "lookup"]
+    assert receipt.output["tool_calls"][0]["name"] == "lookup"

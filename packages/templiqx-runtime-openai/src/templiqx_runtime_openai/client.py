@@ -359,8 +359,8 @@ class _StreamReader:
             function = part.function
             if function is None:
                 continue
-            if function.name:
-                state.name += function.name
+            if function.name and not state.name:
+                state.name = function.name  # the first fragment names the call (DECISIONS 7)
             fragment = function.arguments
             if not fragment:
                 continue
