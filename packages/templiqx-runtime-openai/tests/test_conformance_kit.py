@@ -1,0 +1,38 @@
+"""The conformance kit's OpenAI transport suite (and every port check) against this runtime.
+
+Defining ``templiqx_openai_adapter_factory`` is all the kit's pytest plugin needs: it adds one
+test per check beside this module (``test_conformance_kit.py::templiqx-conformance-openai::…``).
+The factory receives the base URL of the kit's loopback server, which plays the model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from templiqx_conformance import run_conformance
+from templiqx_runtime_openai import OpenAIRuntime, OpenAISettings
+
+KIT_KEY = "sk-kit-canary-2f9c81d0"
+
+
+def make_runtime(base_url: str) -> OpenAIRuntime:
+    return OpenAIRuntime(
+        OpenAISettings(base_url=base_url, api_key=KIT_KEY, model="kit-model", timeout_ms=10_000)
+    )
+
+
+@pytest.fixture
+def templiqx_openai_adapter_factory() -> Callable[[str], OpenAIRuntime]:
+    return make_runtime
+
+
+def test_no_kit_report_repeats_the_api_key() -> None:
+    report = run_conformance(
+        make_runtime,
+        transport="openai",
+        checks=["failure.projection", "transport.fault_matrix", "transport.in_band_error"],
+    )
+    assert report.ok, [check.message for check in report.failed_checks]
+    assert KIT_KEY.encode() not in report.to_json()
