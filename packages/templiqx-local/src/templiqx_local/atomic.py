@@ -17,7 +17,7 @@ import re
 import secrets
 import stat
 
-from templiqx_local.confined import DirHandle, lstat_entry, os_errors, port_error
+from templiqx_local.confined import DirHandle, child_label, lstat_entry, os_errors, port_error
 
 __all__ = ["TEMP_PREFIX", "commit", "discard", "is_temp_name", "prepare", "write_atomic"]
 
@@ -36,7 +36,7 @@ def prepare(directory: DirHandle, target: str, data: bytes) -> str:
 
     The temporary file takes the permission bits of an existing ``target``.
     """
-    display = str(directory.path / target)
+    display = child_label(directory.label, target)
     existing = lstat_entry(directory, target, display=display)
     mode = stat.S_IMODE(existing.st_mode) if existing is not None else None
     while True:
@@ -71,7 +71,7 @@ def commit(directory: DirHandle, temp: str, target: str) -> None:
 
     On failure the temporary file is removed and a port error raised; ``target`` is unchanged.
     """
-    display = str(directory.path / target)
+    display = child_label(directory.label, target)
     try:
         with os_errors(display):
             os.replace(temp, target, src_dir_fd=directory.fd, dst_dir_fd=directory.fd)

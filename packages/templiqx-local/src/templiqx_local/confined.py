@@ -10,7 +10,12 @@ of the walk, never a string-prefix comparison.
 Files with more than one hard link are refused as well: a hard link is indistinguishable from a
 regular file by name, and may alias a file outside the root.
 
-Every ``OSError`` is converted into a :class:`~templiqx_ports.PortError`.
+Every ``OSError`` is converted into a :class:`~templiqx_ports.PortError`. Messages name files by
+their root-relative *label* (``welcome/templiqx.yaml``), never by host path, so an error reads
+the same whatever the root is.
+
+Files the store parses as YAML documents can be read with ``max_bytes``: a larger file is
+refused from its ``fstat`` size, before a byte of it is read.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from pathlib import Path
 from types import TracebackType
 
 from templiqx_ports import (
+    InvalidDataError,
     InvalidPathError,
     NotFoundError,
     PortError,
@@ -33,6 +39,7 @@ from templiqx_ports import (
 __all__ = [
     "DirHandle",
     "check_regular",
+    "child_label",
     "lstat_entry",
     "open_child_dir",
     "open_dirs",
@@ -73,14 +80,24 @@ def os_errors(display: str) -> Iterator[None]:
         raise port_error(exc, display) from exc
 
 
+def child_label(label: str, name: str) -> str:
+    """The label of ``name`` inside the folder labelled ``label`` (``""`` is the root)."""
+    return f"{label}/{name}" if label else name
+
+
 class DirHandle:
-    """An open directory descriptor and its absolute path (used only in messages)."""
+    """An open directory descriptor, its absolute path and its root-relative label.
 
-    __slots__ = ("fd", "path")
+    ``label`` (``""`` for a root) is what messages show; ``path`` is for callers that hand out
+    real paths (output leases).
+    """
 
-    def __init__(self, fd: int, path: Path) -> None:
+    __slots__ = ("fd", "label", "path")
+
+    def __init__(self, fd: int, path: Path, label: str = "") -> None:
         self.fd = fd
         self.path = path
+        self.label = label
 
     def close(self) -> None:
         """Close the descriptor (idempotent)."""
@@ -90,7 +107,7 @@ class DirHandle:
 
     def fsync(self) -> None:
         """Flush the directory entry changes to stable storage."""
-        with os_errors(str(self.path)):
+        with os_errors(self.label or "."):
             os.fsync(self.fd)
 
     def __enter__(self) -> DirHandle:
@@ -147,7 +164,7 @@ def open_child_dir(
         raise InvalidPathError(f"{display}: '{name}' is not a directory")
     with os_errors(display):
         fd = os.open(name, _DIR_FLAGS, dir_fd=parent.fd)
-    return DirHandle(fd, parent.path / name)
+    return DirHandle(fd, parent.path / name, child_label(parent.label, name))
 
 
 def open_dirs(
@@ -158,7 +175,7 @@ def open_dirs(
     ``base`` itself is never closed; the returned handle is always a new descriptor.
     """
     with os_errors(display):
-        current = DirHandle(os.dup(base.fd), base.path)
+        current = DirHandle(os.dup(base.fd), base.path, base.label)
     try:
         for part in parts:
             nxt = open_child_dir(current, part, display=display, create=create)
@@ -185,12 +202,32 @@ def check_regular(info: os.stat_result, name: str, display: str) -> None:
         )
 
 
-def read_optional_file(parent: DirHandle, name: str, *, display: str) -> bytes | None:
-    """The bytes of the regular, singly-linked file ``name`` in ``parent``; ``None`` if missing."""
+def _refuse_size(info: os.stat_result, display: str, max_bytes: int | None, limit: str) -> None:
+    if max_bytes is not None and info.st_size > max_bytes:
+        raise InvalidDataError(
+            f"{display} is {info.st_size} bytes, more than the {max_bytes}-byte limit ({limit}); "
+            "split the file or shrink the values it carries"
+        )
+
+
+def read_optional_file(
+    parent: DirHandle,
+    name: str,
+    *,
+    display: str,
+    max_bytes: int | None = None,
+    limit: str = "max_bytes",
+) -> bytes | None:
+    """The bytes of the regular, singly-linked file ``name`` in ``parent``; ``None`` if missing.
+
+    With ``max_bytes``, a larger file is :class:`InvalidDataError` naming ``limit`` (the
+    constant that sets it), decided from its size before anything is read.
+    """
     info = lstat_entry(parent, name, display=display)
     if info is None:
         return None
     check_regular(info, name, display)
+    _refuse_size(info, display, max_bytes, limit)
     try:
         fd = os.open(name, _READ_FLAGS, dir_fd=parent.fd)
     except FileNotFoundError:
@@ -203,21 +240,35 @@ def read_optional_file(parent: DirHandle, name: str, *, display: str) -> bytes |
             check_regular(opened, name, display)
             if (opened.st_dev, opened.st_ino) != (info.st_dev, info.st_ino):
                 raise InvalidPathError(f"{display} changed while it was being opened")
+            _refuse_size(opened, display, max_bytes, limit)
             os.set_blocking(fd, True)
             chunks: list[bytes] = []
+            size = 0
             while True:
                 chunk = os.read(fd, 1 << 20)
                 if not chunk:
                     break
+                size += len(chunk)
+                if max_bytes is not None and size > max_bytes:  # it grew while being read
+                    raise InvalidDataError(
+                        f"{display} is more than the {max_bytes}-byte limit ({limit})"
+                    )
                 chunks.append(chunk)
     finally:
         os.close(fd)
     return b"".join(chunks)
 
 
-def read_file(parent: DirHandle, name: str, *, display: str) -> bytes:
+def read_file(
+    parent: DirHandle,
+    name: str,
+    *,
+    display: str,
+    max_bytes: int | None = None,
+    limit: str = "max_bytes",
+) -> bytes:
     """Like :func:`read_optional_file`, but a missing file is :class:`NotFoundError`."""
-    data = read_optional_file(parent, name, display=display)
+    data = read_optional_file(parent, name, display=display, max_bytes=max_bytes, limit=limit)
     if data is None:
         raise NotFoundError(display)
     return data
@@ -228,12 +279,11 @@ def sorted_entries(directory: DirHandle) -> list[tuple[str, os.stat_result]]:
 
     Entries that vanish between listing and ``lstat`` are left out.
     """
-    display = str(directory.path)
-    with os_errors(display):
+    with os_errors(directory.label or "."):
         names = sorted(os.listdir(directory.fd))
     entries: list[tuple[str, os.stat_result]] = []
     for name in names:
-        info = lstat_entry(directory, name, display=str(directory.path / name))
+        info = lstat_entry(directory, name, display=child_label(directory.label, name))
         if info is not None:
             entries.append((name, info))
     return entries

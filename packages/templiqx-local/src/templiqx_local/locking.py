@@ -19,7 +19,7 @@ import stat
 import weakref
 from types import TracebackType
 
-from templiqx_local.confined import DirHandle, open_child_dir, port_error
+from templiqx_local.confined import DirHandle, child_label, open_child_dir, port_error
 from templiqx_ports import InvalidPathError
 
 __all__ = ["FileLock", "acquire_lock"]
@@ -68,7 +68,7 @@ def acquire_lock(parent: DirHandle, folder: str, name: str, *, exclusive: bool) 
 
     ``name`` must already satisfy the segment rule. Blocks until the lock is granted.
     """
-    display = str(parent.path / folder / f"{name}.lock")
+    display = child_label(parent.label, f"{folder}/{name}.lock")
     with open_child_dir(parent, folder, display=display, create=True) as locks:
         filename = f"{name}.lock"
         try:

@@ -12,6 +12,11 @@ Every path is reached by a symlink-refusing walk from the root (:mod:`templiqx_l
 every mutation holds the package's exclusive ``flock`` and replaces files atomically
 (:mod:`templiqx_local.atomic`). Reads take no lock: each file is replaced atomically, so a
 reader sees either the old or the new bytes.
+
+Messages name files relative to the root (``welcome/contracts/greeting.yaml``), never by host
+path. YAML documents — manifests, locks, contract sources and any ``*.yaml``/``*.yml`` artifact —
+larger than :data:`~templiqx_core.limits.MAX_DOCUMENT_BYTES` are refused before they are read:
+the parser would refuse them anyway, and reading them first would cost their size in memory.
 """
 
 from __future__ import annotations
@@ -34,9 +39,11 @@ from templiqx_contracts import (
     fingerprint,
     fingerprint_bytes,
 )
+from templiqx_core.limits import MAX_DOCUMENT_BYTES
 from templiqx_local.atomic import TEMP_PREFIX, commit, discard, is_temp_name, prepare, write_atomic
 from templiqx_local.confined import (
     DirHandle,
+    child_label,
     lstat_entry,
     open_child_dir,
     open_dirs,
@@ -102,11 +109,33 @@ def canonical_root(root: str | os.PathLike[str]) -> Path:
     return canonical
 
 
-def _utf8(data: bytes, path: Path) -> str:
+_DOCUMENT_SUFFIXES = (".yaml", ".yml")
+_DOCUMENT_LIMIT = "MAX_DOCUMENT_BYTES"
+
+
+def _document_limit(name: str) -> int | None:
+    """The read limit of a file: YAML documents are capped, other artifacts are not."""
+    is_document = name.endswith(_DOCUMENT_SUFFIXES) or name == LOCK_FILE
+    return MAX_DOCUMENT_BYTES if is_document else None
+
+
+def _read_document(parent: DirHandle, name: str, display: str) -> bytes:
+    return read_file(
+        parent, name, display=display, max_bytes=MAX_DOCUMENT_BYTES, limit=_DOCUMENT_LIMIT
+    )
+
+
+def _read_optional_document(parent: DirHandle, name: str, display: str) -> bytes | None:
+    return read_optional_file(
+        parent, name, display=display, max_bytes=MAX_DOCUMENT_BYTES, limit=_DOCUMENT_LIMIT
+    )
+
+
+def _utf8(data: bytes, label: str) -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise InvalidDataError(f"{path}: contract source is not valid UTF-8 ({exc})") from exc
+        raise InvalidDataError(f"{label}: contract source is not valid UTF-8 ({exc})") from exc
 
 
 def _conflict(expected: str, actual: str) -> ConflictError:
@@ -142,16 +171,22 @@ class FilesystemPackageStore(PackageStore):
             raise NotFoundError(package) from None
 
     def _read_manifest_bytes(self, pkg: DirHandle) -> bytes:
-        path = str(pkg.path / MANIFEST_FILE)
-        return read_file(pkg, MANIFEST_FILE, display=path)
+        return _read_document(pkg, MANIFEST_FILE, child_label(pkg.label, MANIFEST_FILE))
 
     def _read_manifest(self, pkg: DirHandle) -> PackageManifest:
-        return load_manifest(self._read_manifest_bytes(pkg), str(pkg.path / MANIFEST_FILE))
+        label = child_label(pkg.label, MANIFEST_FILE)
+        return load_manifest(self._read_manifest_bytes(pkg), label)
 
     def _read_artifact(self, pkg: DirHandle, path: str) -> bytes:
         parts = check_relative_path(path, "artifact path")
         with open_dirs(pkg, parts[:-1], display=path) as directory:
-            return read_file(directory, parts[-1], display=path)
+            return read_file(
+                directory,
+                parts[-1],
+                display=path,
+                max_bytes=_document_limit(parts[-1]),
+                limit=_DOCUMENT_LIMIT,
+            )
 
     @contextmanager
     def _mutation(self, package: str) -> Iterator[tuple[DirHandle, DirHandle]]:
@@ -183,16 +218,16 @@ class FilesystemPackageStore(PackageStore):
             if not stat.S_ISDIR(info.st_mode) or is_reserved_name(name):
                 continue  # plain files, symlinks (to directories or not), store bookkeeping
             try:
-                directory = open_child_dir(root, name, display=str(root.path / name))
+                directory = open_child_dir(root, name, display=name)
             except NotFoundError:
                 continue  # removed while we were listing
             with directory:
-                display = str(directory.path / MANIFEST_FILE)
+                display = child_label(directory.label, MANIFEST_FILE)
                 if lstat_entry(directory, MANIFEST_FILE, display=display) is None:
                     continue  # not a package (e.g. .git)
                 if not is_segment(name):
                     raise InvalidPathError(
-                        f"folder {show(name)} under {root.path} holds a {MANIFEST_FILE} but is "
+                        f"folder {show(name)} under the root holds a {MANIFEST_FILE} but is "
                         "not a valid package name (ASCII letters, digits, '.', '_', '-'); "
                         "rename the folder"
                     )
@@ -208,7 +243,7 @@ class FilesystemPackageStore(PackageStore):
             path: fingerprint_bytes(self._read_artifact(pkg, path))
             for path in inventory_paths(manifest)
         }
-        lock = read_optional_file(pkg, LOCK_FILE, display=LOCK_FILE)
+        lock = _read_optional_document(pkg, LOCK_FILE, LOCK_FILE)
         if lock is not None:
             artifacts[LOCK_FILE] = fingerprint_bytes(lock)
         return PackageIdentity(manifest=normalized_manifest(manifest), artifacts=artifacts)
@@ -233,10 +268,10 @@ class FilesystemPackageStore(PackageStore):
     def contract_source(self, package: str, contract: str) -> str:
         check_segment(contract, "contract id")
         with self._open_root() as root, self._package_dir(root, package) as pkg:
-            path = pkg.path / CONTRACTS_DIR / f"{contract}.yaml"
-            with open_child_dir(pkg, CONTRACTS_DIR, display=str(path)) as contracts:
-                data = read_file(contracts, f"{contract}.yaml", display=str(path))
-            return _utf8(data, path)
+            label = child_label(pkg.label, f"{CONTRACTS_DIR}/{contract}.yaml")
+            with open_child_dir(pkg, CONTRACTS_DIR, display=label) as contracts:
+                data = _read_document(contracts, f"{contract}.yaml", label)
+            return _utf8(data, label)
 
     def artifact_bytes(self, package: str, path: str) -> bytes:
         check_package_name(package)
@@ -264,13 +299,11 @@ class FilesystemPackageStore(PackageStore):
                 raise ConflictError(f"package '{name}' already exists")
             staging = f"{TEMP_PREFIX}{os.getpid()}.{secrets.token_hex(8)}"
             try:
-                with open_child_dir(
-                    root, staging, display=str(root.path / name), create=True
-                ) as building:
+                with open_child_dir(root, staging, display=name, create=True) as building:
                     for sub in PACKAGE_SUBDIRS:
                         open_child_dir(building, sub, display=sub, create=True).close()
                     write_atomic(building, MANIFEST_FILE, manifest_bytes)
-                with os_errors(str(root.path / name)):
+                with os_errors(name):
                     os.rename(staging, name, src_dir_fd=root.fd, dst_dir_fd=root.fd)
             except PortError as error:
                 with suppress(OSError):
@@ -314,7 +347,7 @@ class FilesystemPackageStore(PackageStore):
             if untracked:
                 raise ConflictError(f"untracked content would be lost: {untracked[0]}")
             trash = f"{TEMP_PREFIX}{os.getpid()}.{secrets.token_hex(8)}"
-            with os_errors(str(pkg.path)):
+            with os_errors(package):
                 os.rename(package, trash, src_dir_fd=root.fd, dst_dir_fd=root.fd)
             root.fsync()
             # The package is gone once renamed; a failure removing the hidden, reserved-name
@@ -334,10 +367,11 @@ class FilesystemPackageStore(PackageStore):
         """The package names pinned by a package's lock file; an unreadable lock pins nothing."""
         try:
             with open_child_dir(root, name, display=name) as directory:
-                data = read_optional_file(directory, LOCK_FILE, display=LOCK_FILE)
+                label = child_label(directory.label, LOCK_FILE)
+                data = _read_optional_document(directory, LOCK_FILE, label)
                 if data is None:
                     return frozenset()
-                lock: PackageLock = load_lock(data, str(directory.path / LOCK_FILE))
+                lock: PackageLock = load_lock(data, label)
         except PortError:
             return frozenset()
         return frozenset(lock.dependencies)
@@ -408,10 +442,10 @@ class FilesystemPackageStore(PackageStore):
             raise InvalidDataError(f"contract source is not valid Unicode text: {exc}") from exc
         filename = f"{contract}.yaml"
         with self._mutation(package) as (_, pkg):
-            path = pkg.path / CONTRACTS_DIR / filename
-            with open_child_dir(pkg, CONTRACTS_DIR, display=str(path), create=True) as contracts:
-                previous = read_optional_file(contracts, filename, display=str(path))
-                guard(None if previous is None else _utf8(previous, path))
+            label = child_label(pkg.label, f"{CONTRACTS_DIR}/{filename}")
+            with open_child_dir(pkg, CONTRACTS_DIR, display=label, create=True) as contracts:
+                previous = _read_optional_document(contracts, filename, label)
+                guard(None if previous is None else _utf8(previous, label))
                 manifest = self._read_manifest(pkg)
                 updated = manifest
                 if contract not in manifest.contracts:
@@ -462,12 +496,12 @@ class FilesystemPackageStore(PackageStore):
         check_segment(contract, "contract id")
         filename = f"{contract}.yaml"
         with self._mutation(package) as (_, pkg):
-            path = pkg.path / CONTRACTS_DIR / filename
-            with open_child_dir(pkg, CONTRACTS_DIR, display=str(path)) as contracts:
-                current = read_file(contracts, filename, display=str(path))
-                guard(_utf8(current, path))
+            label = child_label(pkg.label, f"{CONTRACTS_DIR}/{filename}")
+            with open_child_dir(pkg, CONTRACTS_DIR, display=label) as contracts:
+                current = _read_document(contracts, filename, label)
+                guard(_utf8(current, label))
                 previous_manifest = self._read_manifest_bytes(pkg)
-                manifest = load_manifest(previous_manifest, str(pkg.path / MANIFEST_FILE))
+                manifest = load_manifest(previous_manifest, child_label(pkg.label, MANIFEST_FILE))
                 listed = contract in manifest.contracts
                 if listed:
                     updated = msgspec.structs.replace(
@@ -477,7 +511,7 @@ class FilesystemPackageStore(PackageStore):
                     )
                     self._write_manifest(pkg, updated)
                 try:
-                    with os_errors(str(path)):
+                    with os_errors(label):
                         os.unlink(filename, dir_fd=contracts.fd)
                 except BaseException:
                     if listed:
