@@ -6,7 +6,8 @@ Three ways in, one set of named checks:
   ``templiqx_openai_adapter_factory`` for an OpenAI-compatible HTTP adapter) and run ``pytest``;
 * the command ``templiqx-conformance run package.module:factory [--transport openai] [--json]``
   (also ``templiqx conformance run ...``);
-* the library: :func:`run_conformance` returns a :class:`ConformanceReport`.
+* the library: :func:`run_conformance` returns a :class:`ConformanceReport`;
+  :func:`replay_scenarios` replays reference scenario manifests (``[scenarios]`` extra).
 """
 
 from templiqx_conformance.probes import (
@@ -30,6 +31,7 @@ from templiqx_conformance.runner import (
     run_check,
     run_conformance,
 )
+from templiqx_conformance.scenarios import replay_scenarios
 from templiqx_conformance.target import (
     TRANSPORTS,
     AdapterFactory,
@@ -59,6 +61,7 @@ __all__ = [
     "__version__",
     "check_names",
     "render_table",
+    "replay_scenarios",
     "run_check",
     "run_conformance",
     "structured_interaction",

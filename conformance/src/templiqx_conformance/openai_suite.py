@@ -304,8 +304,7 @@ def _request_shape(ctx: CheckContext) -> None:
             "request(s) for one execute and one execute_streaming"
         )
     expected_messages = [
-        {"role": message.role, "content": message.content}
-        for message in probe.interaction.messages
+        {"role": message.role, "content": message.content} for message in probe.interaction.messages
     ]
     for name, recorded in zip(("execute", "execute_streaming"), requests, strict=False):
         problems.extend(_shape_problems(name, recorded, expected_messages))
