@@ -203,3 +203,36 @@ def test_key_order_never_changes_the_digest(value: dict[str, Any], rnd: Any) -> 
     items = list(value.items())
     rnd.shuffle(items)
     assert fingerprint(dict(items)) == fingerprint(value)
+
+
+@given(json_values)
+def test_fast_path_writes_what_the_exact_writer_writes(value: Any) -> None:
+    from templiqx_contracts.canonical import _exact
+
+    assert canonical_json(value) == _exact(value)
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        # 0xcb bytes that are not float markers: an int16 payload and a UTF-8 lead byte.
+        ({"a": -1333, "b": "\u02c8x"}, '{"a":-1333,"b":"\u02c8x"}'),
+        ([-1333, 1e16, "\u02c8"], '[-1333,1e+16,"\u02c8"]'),
+        ([-1333, 2.5], "[-1333,2.5]"),
+        # Around the switch to exponent notation, inside containers.
+        (
+            [999999999999999.9, -1e15, 9999999999999998.0],
+            "[999999999999999.9,-1000000000000000.0,9999999999999998.0]",
+        ),
+        ({"x": [1.0, {"y": -1e16}]}, '{"x":[1.0,{"y":-1e+16}]}'),
+        (["4e6", "1e+16", 1e-7], '["4e6","1e+16",1e-7]'),
+    ],
+)
+def test_float_markers_and_false_alarms(value: Any, text: str) -> None:
+    assert canonical_json(value) == text.encode("utf-8")
+
+
+def test_non_finite_floats_are_refused_beside_false_alarms() -> None:
+    for bad in (math.nan, -math.inf):
+        with pytest.raises(CanonicalJSONError, match="NaN and infinities"):
+            canonical_json({"a": -1333, "b": [1.5, bad]})

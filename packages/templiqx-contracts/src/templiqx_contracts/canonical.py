@@ -12,15 +12,22 @@ Canonical JSON is the only serialization that is ever hashed:
 * NaN and infinities are refused.
 
 The fast path is msgspec's encoder with sorted keys, which already produces these bytes except
-for positive exponents (msgspec writes ``1e16``) and non-finite floats (msgspec writes ``null``).
-Both cases are detected cheaply and handed to an exact, slower writer.
+for positive exponents (msgspec writes ``1e16``), non-finite floats (msgspec writes ``null``) and
+integers outside the 64-bit range (msgspec writes them; canonical JSON refuses them). All three
+are detected from a msgpack encoding of the same value rather than by scanning the JSON text:
+msgpack refuses out-of-range integers, and every float is written there as a ``0xcb`` marker
+followed by its 8 bytes, so finding the markers (a C-speed byte search) and reading the few
+doubles behind them tells whether any float is non-finite or large enough for an exponent.
+A value without floats costs one search that finds nothing. Every flagged case (including a
+``0xcb`` byte that is really part of a string or an integer) is handed to an exact, slower
+writer.
 """
 
 from __future__ import annotations
 
 import hashlib
 import math
-import re
+import struct
 from typing import Any
 
 import msgspec
@@ -36,13 +43,12 @@ __all__ = [
 _encode = msgspec.json.Encoder(order="sorted").encode
 _encode_msgpack = msgspec.msgpack.Encoder().encode
 
-# Either a digit followed by "e" and another digit (a positive exponent written without its
-# sign), or a run of 19+ digits (an integer that may lie outside the 64-bit range). Inside a
-# string either is a false alarm that only costs the exact path.
-_NEEDS_EXACT = re.compile(rb"[0-9]e[0-9]|[0-9]{19}")
-# A msgpack float64 whose exponent bits are all ones: NaN or an infinity. msgspec writes every
-# float as float64 (0xcb); false alarms inside other bytes only cost the exact path.
-_NON_FINITE_FLOAT64 = re.compile(rb"\xcb[\x7f\xff][\xf0-\xff]")
+# The msgpack marker of a float64; msgspec writes every float as float64.
+_FLOAT64 = b"\xcb"
+_read_double = struct.Struct(">d").unpack_from
+# msgspec prints floats in fixed notation below this magnitude, exactly as canonical JSON does
+# (both switch to an exponent at 1e16); from here on (and for NaN) the exact writer decides.
+_FIXED_NOTATION_BELOW = 1e15
 
 _U64_MAX = (1 << 64) - 1
 _I64_MIN = -(1 << 63)
@@ -99,10 +105,16 @@ def canonical_json(value: Any) -> bytes:
         out = _encode(value)
     except (TypeError, OverflowError, ValueError):
         return _exact(value)
-    if _NEEDS_EXACT.search(out) is not None:
-        return _exact(value)
-    if b"null" in out and _NON_FINITE_FLOAT64.search(_encode_msgpack(value)) is not None:
-        return _exact(value)
+    try:
+        packed = _encode_msgpack(value)
+    except (TypeError, OverflowError, ValueError):
+        return _exact(value)  # an integer outside the 64-bit range, refused there
+    at = packed.find(_FLOAT64)
+    last = len(packed) - 9
+    while 0 <= at <= last:
+        if not abs(_read_double(packed, at + 1)[0]) < _FIXED_NOTATION_BELOW:
+            return _exact(value)  # large, infinite or NaN (or a false alarm)
+        at = packed.find(_FLOAT64, at + 1)
     return out
 
 
