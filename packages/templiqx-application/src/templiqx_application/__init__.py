@@ -15,6 +15,8 @@ from templiqx_application.authorized_context import (
 )
 from templiqx_application.catalog import (
     CATALOG,
+    MAX_ARGUMENT_BYTES,
+    MAX_ARGUMENT_DEPTH,
     OPERATION_NAMES,
     OperationSpec,
     ParameterSpec,
@@ -38,6 +40,8 @@ __all__ = [
     "AUTHORIZED_MERGE_KEY",
     "CATALOG",
     "FAKE_RUNTIME_DESCRIPTOR",
+    "MAX_ARGUMENT_BYTES",
+    "MAX_ARGUMENT_DEPTH",
     "OPERATION_NAMES",
     "PORT_CODES",
     "SIGNING_KEY_ENV",

@@ -19,7 +19,9 @@ no other parameter accepts ``null`` except ``json`` ones, for which ``null`` is 
 
 :func:`bind_arguments` checks a mapping of arguments against a spec strictly: unknown names,
 missing required ones and values of the wrong type each yield one diagnostic whose pointer
-names the argument (``/<name>``).
+names the argument (``/<name>``). Two limits keep every call cheap to check and to serve: an
+argument may be at most :data:`MAX_ARGUMENT_BYTES` long as UTF-8 JSON text and nest at most
+:data:`MAX_ARGUMENT_DEPTH` levels deep; beyond either it is refused before any work is done.
 """
 
 from __future__ import annotations
@@ -27,15 +29,18 @@ from __future__ import annotations
 import copy
 import math
 from collections.abc import Mapping
-from typing import Any, Literal, TypeAlias
+from typing import Any, Final, Literal, TypeAlias
 
 import msgspec
 
 from templiqx_application.diagnostics import error
 from templiqx_contracts import Diagnostic
+from templiqx_core.limits import MAX_DOCUMENT_BYTES
 
 __all__ = [
     "CATALOG",
+    "MAX_ARGUMENT_BYTES",
+    "MAX_ARGUMENT_DEPTH",
     "OPERATION_NAMES",
     "OperationSpec",
     "ParameterSpec",
@@ -45,6 +50,12 @@ __all__ = [
 ]
 
 ParameterType: TypeAlias = Literal["string", "boolean", "string_list", "object", "json"]
+
+MAX_ARGUMENT_BYTES: Final = MAX_DOCUMENT_BYTES
+"""Largest argument, counted as UTF-8 JSON text (8 MiB, the size limit of YAML documents)."""
+
+MAX_ARGUMENT_DEPTH: Final = 256
+"""Deepest nesting of objects and arrays inside one argument."""
 
 
 class ParameterSpec(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, frozen=True):
@@ -268,29 +279,72 @@ _I64_MIN = -(1 << 63)
 _U64_MAX = (1 << 64) - 1
 
 
-def _json_problem(value: Any, where: str, depth: int = 0) -> str | None:
-    """Why ``value`` is not a JSON value templiqx can fingerprint, or ``None``."""
-    if depth > 256:
-        return f"{where} is nested too deeply"
-    if value is None or isinstance(value, (bool, str)):
+class _TooLargeError(Exception):
+    """The argument exceeds :data:`MAX_ARGUMENT_BYTES`; raised to stop walking it."""
+
+
+class _Size:
+    """The running JSON size of one argument (an estimate that never undercounts text)."""
+
+    __slots__ = ("total",)
+
+    def __init__(self) -> None:
+        self.total = 0
+
+    def add(self, amount: int) -> None:
+        self.total += amount
+        if self.total > MAX_ARGUMENT_BYTES:
+            raise _TooLargeError
+
+    def text(self, value: str) -> None:
+        # ASCII strings know they are ASCII in O(1); others are measured as UTF-8.
+        self.add(2 + (len(value) if value.isascii() else len(value.encode("utf-8", "replace"))))
+
+
+def _short(pointer: str) -> str:
+    return pointer if len(pointer) <= 60 else pointer[:60] + "..."
+
+
+def _json_problem(value: Any, where: str, size: _Size, depth: int = 0) -> str | None:
+    """Why ``value`` is not a JSON value templiqx can fingerprint, or ``None``.
+
+    Raises :class:`_TooLargeError` once the value's JSON text exceeds :data:`MAX_ARGUMENT_BYTES`.
+    """
+    if depth > MAX_ARGUMENT_DEPTH:
+        return (
+            f"{_short(where)} is nested more than {MAX_ARGUMENT_DEPTH} levels deep "
+            "(MAX_ARGUMENT_DEPTH); flatten the value"
+        )
+    if value is None or isinstance(value, bool):
+        size.add(5)
+        return None
+    if isinstance(value, str):
+        size.text(value)
         return None
     if isinstance(value, int):
+        size.add(21)
         if value < _I64_MIN or value > _U64_MAX:
             return f"{where} is an integer outside the 64-bit range"
         return None
     if isinstance(value, float):
+        size.add(24)
         return None if math.isfinite(value) else f"{where} is not a finite number"
     if isinstance(value, (list, tuple)):
+        size.add(2)
         for index, item in enumerate(value):
-            problem = _json_problem(item, f"{where}/{index}", depth + 1)
+            size.add(1)
+            problem = _json_problem(item, f"{where}/{index}", size, depth + 1)
             if problem is not None:
                 return problem
         return None
     if isinstance(value, Mapping):
+        size.add(2)
         for key, item in value.items():
             if not isinstance(key, str):
-                return f"{where} has a non-string key {key!r}"
-            problem = _json_problem(item, f"{where}/{_escape(key)}", depth + 1)
+                return f"{where} has a non-string key {_short(repr(key))}"
+            size.text(key)
+            size.add(2)
+            problem = _json_problem(item, f"{where}/{_escape(key)}", size, depth + 1)
             if problem is not None:
                 return problem
         return None
@@ -319,8 +373,22 @@ _TYPE_WORDS: dict[str, str] = {
 }
 
 
+def _too_large(parameter: ParameterSpec) -> str:
+    return (
+        f"argument '{parameter.name}' is larger than the {MAX_ARGUMENT_BYTES}-byte limit "
+        "(MAX_ARGUMENT_BYTES); pass less data"
+    )
+
+
 def _check(parameter: ParameterSpec, value: Any) -> tuple[Any, str | None]:
     """The bound value, or a problem description."""
+    try:
+        return _check_value(parameter, value)
+    except _TooLargeError:
+        return None, _too_large(parameter)
+
+
+def _check_value(parameter: ParameterSpec, value: Any) -> tuple[Any, str | None]:
     pointer = f"/{parameter.name}"
     expected = _TYPE_WORDS[parameter.type]
     if value is None and parameter.type != "json":
@@ -330,21 +398,25 @@ def _check(parameter: ParameterSpec, value: Any) -> tuple[Any, str | None]:
     kind = parameter.type
     if kind == "string":
         if isinstance(value, str):
+            _Size().text(value)
             return value, None
     elif kind == "boolean":
         if isinstance(value, bool):
             return value, None
     elif kind == "string_list":
         if isinstance(value, (list, tuple)) and all(isinstance(item, str) for item in value):
+            size = _Size()
+            for item in value:
+                size.text(item)
             return list(value), None
     elif kind == "object":
         if isinstance(value, Mapping):
-            problem = _json_problem(value, pointer)
+            problem = _json_problem(value, pointer, _Size())
             if problem is None:
                 return _plain(value), None
             return None, f"argument '{parameter.name}' is not valid JSON: {problem}"
     else:
-        problem = _json_problem(value, pointer)
+        problem = _json_problem(value, pointer, _Size())
         if problem is None:
             return _plain(value), None
         return None, f"argument '{parameter.name}' is not valid JSON: {problem}"

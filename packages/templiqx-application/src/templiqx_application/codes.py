@@ -15,7 +15,8 @@ APPLICATION_CODES: dict[str, str] = {
     "TQX_ARGUMENT_UNKNOWN": "Remove the argument; the catalog lists each operation's parameters.",
     "TQX_ARGUMENT_MISSING": "Pass the required argument named by the pointer.",
     "TQX_ARGUMENT_INVALID": "Pass a value of the parameter's catalog type (string, boolean, "
-    "string list, JSON object or JSON value; numbers must be finite).",
+    "string list, JSON object or JSON value; numbers must be finite), at most "
+    "MAX_ARGUMENT_BYTES (8 MiB) of JSON nested at most MAX_ARGUMENT_DEPTH (256) levels.",
     "TQX_INTERNAL": "An unexpected error inside the service or an adapter; report it with the "
     "operation and arguments that caused it.",
     # --- packages --------------------------------------------------------------------------
