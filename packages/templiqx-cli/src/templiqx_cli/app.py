@@ -52,8 +52,9 @@ def _streamed(
     service: TempliqxService, call: OperationCall, arguments: dict[str, Any], as_json: bool
 ) -> tuple[OperationEnvelope, bool]:
     printer = StreamPrinter(as_json=as_json)
-    method: Callable[..., OperationEnvelope] = getattr(service, call.operation)
-    return run_interruptible(lambda cancel: method(**arguments, sink=printer, cancel=cancel))
+    return run_interruptible(
+        lambda cancel: service.invoke(call.operation, arguments, sink=printer, cancel=cancel)
+    )
 
 
 def run_call(options: Globals, call: OperationCall) -> int:

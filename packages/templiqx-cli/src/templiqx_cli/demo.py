@@ -124,15 +124,8 @@ def _run(
     )
     printer = StreamPrinter(as_json=as_json)
     executed, interrupted = run_interruptible(
-        lambda cancel: service.execute_contract(
-            DEMO_PACKAGE,
-            DEMO_CONTRACT,
-            inputs=values.get("inputs"),
-            context=values.get("context"),
-            capabilities=list(DEMO_CAPABILITIES),
-            stream=True,
-            sink=printer,
-            cancel=cancel,
+        lambda cancel: service.invoke(
+            "execute_contract", {**arguments, "stream": True}, sink=printer, cancel=cancel
         )
     )
     envelopes["execute"] = executed

@@ -99,16 +99,12 @@ class ToolSet:
             return _argument_error("; ".join(d.message for d in problems))
         cancel = threading.Event()
         service = self._service
-        if _streams(spec, arguments):
-            sink = (
-                ProgressSink(ctx.session.report_progress, cancel)
-                if _has_progress_token(ctx)
-                else None
-            )
-            method = getattr(service, spec.name)
-            envelope: OperationEnvelope = await run_cancellable(
-                lambda: method(**arguments, sink=sink, cancel=cancel), cancel
-            )
-        else:
-            envelope = await run_cancellable(lambda: service.invoke(spec.name, arguments), cancel)
+        sink = (
+            ProgressSink(ctx.session.report_progress, cancel)
+            if _streams(spec, arguments) and _has_progress_token(ctx)
+            else None
+        )
+        envelope = await run_cancellable(
+            lambda: service.invoke(spec.name, arguments, sink=sink, cancel=cancel), cancel
+        )
         return envelope_result(envelope)
