@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import itertools
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import Any
 
 from templiqx_conformance.context import BrokenInvariantError, CheckContext, NotApplicableError
@@ -20,11 +20,10 @@ from templiqx_conformance.openai_streams import (
     ServedCompletion,
     content_completion,
     fragments,
-    frame,
     stream_bytes,
     stream_chunk,
 )
-from templiqx_conformance.probes import STRUCTURED_OUTPUT, Probe, structured_interaction
+from templiqx_conformance.probes import STRUCTURED_OUTPUT, Probe
 from templiqx_conformance.rig import DrivenFailure, Rig
 from templiqx_conformance.target import AdapterTarget
 from templiqx_contracts import CompiledInteraction, ExecutionRequest
@@ -33,11 +32,24 @@ from templiqx_ports import RuntimeFailureCode
 __all__ = [
     "CANARY",
     "COMPLETIONS_PATH",
+    "IN_BAND_DELTAS",
+    "MAX_LINE_BYTES",
+    "MAX_RESPONSE_BYTES",
+    "MAX_STREAM_BYTES",
+    "RUNTIME_CODES",
     "OpenAIRig",
     "StreamShape",
+    "declares",
+    "fail_if",
+    "hanging_after",
+    "in_band_error",
     "is_stream_request",
+    "main_probe",
+    "per_frame",
+    "request_for",
+    "rig_of",
     "served_for",
-    "split_every_boundary",
+    "ticking",
 ]
 
 COMPLETIONS_PATH = "/v1/chat/completions"
@@ -75,12 +87,6 @@ def per_frame(writes: list[bytes]) -> Reply:
 def served_for(probe: Probe) -> ServedCompletion:
     """The completion that makes an OpenAI-compatible adapter produce ``probe.output``."""
     return content_completion(probe.name, probe.content, probe.output)
-
-
-def split_every_boundary(data: bytes) -> Iterable[tuple[int, Reply]]:
-    """For every byte boundary ``k`` of ``data``, a reply that sends it as two writes at ``k``."""
-    for k in range(1, len(data)):
-        yield k, Reply.stream([data[:k], data[k:]])
 
 
 class OpenAIRig(Rig):
@@ -147,21 +153,6 @@ class OpenAIRig(Rig):
 
         self.respond(responder)
 
-    def serve_stream_replies(self, replies: Iterable[Reply], whole: dict[str, Any]) -> None:
-        """Stream requests get the next of ``replies`` (thread-safe), plain ones ``whole``."""
-        source = iter(replies)
-        lock = threading.Lock()
-
-        def responder(request: RecordedRequest) -> Reply:
-            if not is_stream_request(request):
-                return Reply.json(whole)
-            with lock:
-                return next(source, Reply.error(500))
-
-        self.respond(responder)
-
-    # --- the kit's own failures -----------------------------------------------------------
-
     def _driven(self, label: str, code: RuntimeFailureCode, reply: Reply) -> DrivenFailure:
         return DrivenFailure(
             label=label,
@@ -213,11 +204,6 @@ def in_band_error() -> ServedCompletion:
     )
 
 
-def structured_request() -> ExecutionRequest:
-    """The kit's structured request as a live adapter receives it (no fixture output)."""
-    return ExecutionRequest(interaction=structured_interaction(), fixture_output=None)
-
-
 def request_for(interaction: CompiledInteraction) -> ExecutionRequest:
     """A request for ``interaction`` without fixture output."""
     return ExecutionRequest(interaction=interaction, fixture_output=None)
@@ -231,11 +217,6 @@ def ticking(frame_bytes: bytes, every_s: float) -> Reply:
 def hanging_after(writes: list[bytes]) -> Reply:
     """Send ``writes`` then keep the connection open, sending nothing."""
     return Reply.stream(writes, after="hang")
-
-
-def first_frames(served: ServedCompletion, count: int) -> list[bytes]:
-    """The first ``count`` frames of a served stream, as writes."""
-    return [frame(item) for item in served.frames[:count]]
 
 
 def rig_of(ctx: CheckContext) -> OpenAIRig:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from templiqx_contracts import ExecutionReceipt, ExecutionRequest
-from templiqx_ports import CancelToken, PortError, RuntimeAdapter
+from templiqx_ports import CancelToken, RuntimeAdapter
 
 __all__ = ["Outcome", "describe_error", "run_execute", "run_streaming"]
 
@@ -114,8 +114,3 @@ def run_streaming(
     if grace > 0 and not outcome.timed_out:
         time.sleep(grace)
     return outcome
-
-
-def is_port_error(error: BaseException | None) -> bool:
-    """Whether ``error`` is a port error (the only kind an adapter may raise)."""
-    return isinstance(error, PortError)
