@@ -8,6 +8,7 @@ from templiqx_conformance import check_names
 
 FIXTURE_SUITE = len(check_names())
 OPENAI_SUITE = len(check_names("openai"))
+QUIET = ("-p", "no:cacheprovider", "-p", "no:hypothesispytest", "-p", "no:anyio")
 
 
 def test_a_conftest_fixture_yields_one_test_per_check(pytester: pytest.Pytester) -> None:
@@ -21,17 +22,16 @@ def test_a_conftest_fixture_yields_one_test_per_check(pytester: pytest.Pytester)
             return EchoRuntime
         """
     )
-    result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "-rs")
+    result = pytester.runpytest_inprocess(*QUIET, "-v", "-rs")
     # no failure cases: failure.projection does not apply; the example overrides streaming.
     result.assert_outcomes(passed=FIXTURE_SUITE - 2, skipped=2)
     result.stdout.fnmatch_lines(
         [
+            "conftest.py::templiqx-conformance::descriptor.well_formed PASSED*",
             "*streaming.default_projection does not apply*",
             "*failure.projection does not apply: no failure cases were supplied*",
         ]
     )
-    listed = pytester.runpytest_inprocess("-p", "no:cacheprovider", "--collect-only", "-q")
-    listed.stdout.fnmatch_lines(["conftest.py::templiqx-conformance::descriptor.well_formed"])
 
 
 def test_failure_cases_come_from_their_own_fixture(pytester: pytest.Pytester) -> None:
@@ -50,11 +50,11 @@ def test_failure_cases_come_from_their_own_fixture(pytester: pytest.Pytester) ->
             return failure_cases()
         """
     )
-    result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "-k", "failure")
+    result = pytester.runpytest_inprocess(*QUIET, "-k", "failure")
     result.assert_outcomes(passed=1)
 
 
-def test_a_broken_adapter_fails_the_matching_test_with_its_message(
+def test_a_broken_adapter_in_a_test_module_fails_its_test_with_the_message(
     pytester: pytest.Pytester,
 ) -> None:
     pytester.makepyfile(
@@ -70,7 +70,7 @@ def test_a_broken_adapter_fails_the_matching_test_with_its_message(
             pass
         """
     )
-    result = pytester.runpytest_inprocess("-p", "no:cacheprovider")
+    result = pytester.runpytest_inprocess(*QUIET)
     result.assert_outcomes(passed=FIXTURE_SUITE - 2 + 1, failed=1, skipped=1)
     result.stdout.fnmatch_lines(
         [
@@ -91,18 +91,19 @@ def test_the_openai_fixture_selects_the_transport_suite(pytester: pytest.Pyteste
             return MiniOpenAI
         """
     )
-    listed = pytester.runpytest_inprocess("-p", "no:cacheprovider", "--collect-only", "-q")
-    listed.stdout.fnmatch_lines(
-        ["conftest.py::templiqx-conformance-openai::transport.fault_matrix"]
-    )
-    listed.stdout.fnmatch_lines([f"{OPENAI_SUITE} tests collected*"])
-    result = pytester.runpytest_inprocess(
-        "-p", "no:cacheprovider", "-k", "request_shape or tool_calls"
-    )
+    result = pytester.runpytest_inprocess(*QUIET, "-v", "-k", "request_shape or tool_calls")
     result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines(
+        [
+            f"*collected {OPENAI_SUITE} items / {OPENAI_SUITE - 2} deselected / 2 selected",
+            "conftest.py::templiqx-conformance-openai::transport.request_shape PASSED*",
+        ]
+    )
 
 
-def test_a_target_for_the_wrong_suite_is_an_error(pytester: pytest.Pytester) -> None:
+def test_a_target_for_the_wrong_suite_fails_and_plain_files_are_left_alone(
+    pytester: pytest.Pytester,
+) -> None:
     pytester.makeconftest(
         """
         import pytest
@@ -114,13 +115,7 @@ def test_a_target_for_the_wrong_suite_is_an_error(pytester: pytest.Pytester) -> 
             return AdapterTarget(factory=MiniOpenAI, transport="openai")
         """
     )
-    result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "-k", "well_formed")
-    result.assert_outcomes(errors=0, failed=2)
-    result.stdout.fnmatch_lines(["*returned a target with transport='openai'*"])
-
-
-def test_files_without_the_fixture_are_left_alone(pytester: pytest.Pytester) -> None:
-    pytester.makeconftest("import pytest\n")
     pytester.makepyfile(test_plain="def test_one():\n    pass\n")
-    result = pytester.runpytest_inprocess("-p", "no:cacheprovider")
-    result.assert_outcomes(passed=1)
+    result = pytester.runpytest_inprocess(*QUIET, "-k", "well_formed or test_one")
+    result.assert_outcomes(passed=1, failed=2)
+    result.stdout.fnmatch_lines(["*returned a target with transport='openai'*"])
