@@ -6,7 +6,8 @@
 * :class:`ScriptedRuntime`, a :class:`templiqx_ports.RuntimeAdapter` that replays scripts and
   manifests without sleeping (virtual clock), streams deltas, honours cancellation;
 * payload-free scenario and outcome fingerprints;
-* :func:`create_runtime`, the ``mock`` entry point of ``templiqx.runtimes``.
+* :func:`create_runtime`, the ``mock`` entry point of ``templiqx.runtimes``;
+* the size, nesting and alias limits every scenario file is read within.
 
 Conformance only: no production composition depends on this distribution.
 """
@@ -40,6 +41,7 @@ from templiqx_mock.inventory import (
     ScenarioInventory,
     load_inventory,
 )
+from templiqx_mock.limits import ALIAS_EXPANSION_FACTOR, MAX_NESTING_DEPTH, MAX_SCENARIO_BYTES
 from templiqx_mock.scenario import (
     MOCK_API_VERSION,
     DocumentExpectation,
@@ -79,9 +81,12 @@ __version__ = "0.2.0"
 
 __all__ = [
     "ADAPTER_ID",
+    "ALIAS_EXPANSION_FACTOR",
     "ADAPTER_VERSION",
     "CANCELLED_DETAIL",
     "CAPABILITIES",
+    "MAX_NESTING_DEPTH",
+    "MAX_SCENARIO_BYTES",
     "MOCK_API_VERSION",
     "PACE_ENV",
     "SCENARIO_ENV",

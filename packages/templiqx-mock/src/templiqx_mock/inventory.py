@@ -12,12 +12,14 @@ from pathlib import Path, PurePosixPath
 
 import msgspec
 
-from templiqx_contracts import JSONDecodeError, decode_json
-from templiqx_mock.errors import ScenarioError, ScenarioIOError, ScenarioJSONError
+from templiqx_contracts import JSONDecodeError
+from templiqx_mock.errors import ScenarioError, ScenarioJSONError
 from templiqx_mock.scenario import (
     MOCK_API_VERSION,
     ScenarioManifest,
+    decode_json_document,
     expected_output_schema_valid,
+    read_scenario_file,
 )
 
 __all__ = [
@@ -100,12 +102,9 @@ def load_inventory(path: str | os.PathLike[str], expected_package: str) -> Loade
     the first problem, in the reference's order and wording.
     """
     inventory_path = Path(path)
+    data = read_scenario_file(inventory_path)
     try:
-        data = inventory_path.read_bytes()
-    except OSError as exc:
-        raise ScenarioIOError(str(inventory_path), exc.strerror or str(exc)) from exc
-    try:
-        inventory = msgspec.convert(decode_json(data), ScenarioInventory, strict=True)
+        inventory = msgspec.convert(decode_json_document(data), ScenarioInventory, strict=True)
     except (JSONDecodeError, msgspec.ValidationError) as exc:
         raise ScenarioJSONError(str(exc)) from exc
 

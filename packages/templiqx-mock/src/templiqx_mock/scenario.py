@@ -27,6 +27,12 @@ from templiqx_mock.errors import (
     ScenarioJSONError,
     ScenarioYAMLError,
 )
+from templiqx_mock.limits import (
+    TOO_DEEP,
+    document_size,
+    nesting_problem,
+    size_problem,
+)
 from templiqx_mock.yaml_reader import YAMLReadError, read_yaml
 from templiqx_ports import RuntimeFailureCode
 
@@ -49,7 +55,9 @@ __all__ = [
     "StreamUsage",
     "expected_output_schema_valid",
     "load_scenario",
+    "decode_json_document",
     "read_json_file",
+    "read_scenario_file",
     "validate_scenario",
 ]
 
@@ -217,7 +225,7 @@ class ScenarioManifest(_Strict):
     def from_json(cls, data: bytes | str) -> ScenarioManifest:
         """Decode and validate a JSON manifest."""
         try:
-            plain = decode_json(data)
+            plain = decode_json_document(data)
         except JSONDecodeError as exc:
             raise ScenarioJSONError(str(exc)) from exc
         return _convert(plain, ScenarioJSONError)
@@ -234,7 +242,7 @@ class ScenarioManifest(_Strict):
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> ScenarioManifest:
         """Read a manifest file: YAML for ``.yaml`` / ``.yml``, JSON otherwise."""
-        data = _read_bytes(Path(path))
+        data = read_scenario_file(Path(path))
         if Path(path).suffix.lower() in (".yaml", ".yml"):
             return cls.from_yaml(data)
         return cls.from_json(data)
@@ -253,18 +261,41 @@ def load_scenario(path: str | os.PathLike[str]) -> ScenarioManifest:
     return ScenarioManifest.load(path)
 
 
-def _read_bytes(path: Path) -> bytes:
+def read_scenario_file(path: Path) -> bytes:
+    """The bytes of a scenario file; a file over ``MAX_SCENARIO_BYTES`` is refused unread."""
     try:
-        return path.read_bytes()
+        with path.open("rb") as handle:
+            problem = size_problem(os.fstat(handle.fileno()).st_size)
+            if problem is not None:
+                raise ScenarioError(f"{path}: {problem}")
+            return handle.read()
     except OSError as exc:
         raise ScenarioIOError(str(path), exc.strerror or str(exc)) from exc
 
 
+def decode_json_document(data: bytes | str) -> Any:
+    """Decode a JSON scenario document within the size and nesting limits.
+
+    Raises :class:`~templiqx_contracts.JSONDecodeError` naming the limit that was exceeded.
+    """
+    problem = size_problem(document_size(data))
+    if problem is not None:
+        raise JSONDecodeError(problem)
+    try:
+        value = decode_json(data)
+    except RecursionError:
+        raise JSONDecodeError(TOO_DEEP) from None
+    problem = nesting_problem(value)
+    if problem is not None:
+        raise JSONDecodeError(problem)
+    return value
+
+
 def read_json_file(path: str | os.PathLike[str]) -> Any:
     """Read a JSON document (e.g. a manifest's ``expected_output``) with the reference's rules."""
-    data = _read_bytes(Path(path))
+    data = read_scenario_file(Path(path))
     try:
-        return decode_json(data)
+        return decode_json_document(data)
     except JSONDecodeError as exc:
         raise ScenarioJSONError(f"{path}: {exc}") from exc
 

@@ -16,7 +16,8 @@ PyYAML's YAML 1.1 resolvers, following the reference's rules for free JSON value
 * mapping keys are the key's raw scalar text; a duplicate key is an error; merge keys (``<<``)
   are ordinary keys; anchors and aliases expand by value within a repetition budget.
 
-Errors carry a 1-based line and column.
+Errors carry a 1-based line and column. The size, depth and alias limits are the constants of
+:mod:`templiqx_mock.limits`, named in the messages that enforce them.
 """
 
 from __future__ import annotations
@@ -26,6 +27,14 @@ import re
 from typing import Any
 
 import yaml
+
+from templiqx_mock.limits import (
+    ALIAS_EXPANSION_FACTOR,
+    MAX_NESTING_DEPTH,
+    TOO_DEEP,
+    document_size,
+    size_problem,
+)
 
 __all__ = ["YAMLReadError", "read_yaml"]
 
@@ -38,7 +47,6 @@ _NULL = "tag:yaml.org,2002:null"
 _MAP = "tag:yaml.org,2002:map"
 _SEQ = "tag:yaml.org,2002:seq"
 
-_MAX_DEPTH = 128
 _U64_MAX = (1 << 64) - 1
 _I64_MIN = -(1 << 63)
 _U128_MAX = (1 << 128) - 1
@@ -79,11 +87,15 @@ class _Reader:
     def value(self, node: yaml.Node, depth: int) -> Any:
         self.budget -= 1
         if self.budget < 0:
-            raise YAMLReadError(f"repetition limit exceeded while expanding aliases {_where(node)}")
+            raise YAMLReadError(
+                "repetition limit exceeded while expanding aliases: more than "
+                f"{ALIAS_EXPANSION_FACTOR} expanded nodes per node (ALIAS_EXPANSION_FACTOR) "
+                f"{_where(node)}"
+            )
         if isinstance(node, yaml.ScalarNode):
             return self.scalar(node)
-        if depth >= _MAX_DEPTH:
-            raise YAMLReadError(f"recursion limit exceeded {_where(node)}")
+        if depth >= MAX_NESTING_DEPTH:
+            raise YAMLReadError(f"recursion limit exceeded: {TOO_DEEP} {_where(node)}")
         if isinstance(node, yaml.SequenceNode):
             if node.tag != _SEQ:
                 raise YAMLReadError(f"unsupported YAML tag {node.tag} {_where(node)}")
@@ -200,10 +212,19 @@ def _count_nodes(root: yaml.Node) -> int:
 
 def read_yaml(data: bytes | str) -> Any:
     """Read exactly one YAML document into JSON data (dicts, lists, str, int, float, bool, None)."""
+    problem = size_problem(document_size(data))
+    if problem is not None:
+        raise YAMLReadError(problem)
     try:
         root = yaml.compose(data, Loader=_Loader)
     except yaml.YAMLError as exc:
-        raise YAMLReadError(" ".join(str(exc).split())) from exc
+        message = " ".join(str(exc).split())
+        if "exceeded maximum nesting depth" in message:  # libyaml's own guard fired first
+            message = f"{TOO_DEEP}: {message}"
+        raise YAMLReadError(message) from exc
+    except RecursionError:
+        raise YAMLReadError(TOO_DEEP) from None
     if root is None:
         raise YAMLReadError("the document is empty: expected one YAML document")
-    return _Reader(budget=100 * _count_nodes(root) + 1000).value(root, 0)
+    budget = ALIAS_EXPANSION_FACTOR * _count_nodes(root) + 1000
+    return _Reader(budget=budget).value(root, 0)

@@ -1,0 +1,101 @@
+"""Scenario files are read within documented limits (regressions found by the reliability
+suite, issue #9 R7): oversized files are refused unread, deep nesting and alias bombs are
+refused with messages naming the limit, and nothing but a ScenarioError escapes."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from templiqx_mock import (
+    ALIAS_EXPANSION_FACTOR,
+    MAX_NESTING_DEPTH,
+    MAX_SCENARIO_BYTES,
+    ScenarioError,
+    ScenarioManifest,
+    load_inventory,
+    read_json_file,
+    runtime_from_path,
+)
+
+
+def test_limits_are_documented_constants() -> None:
+    assert MAX_SCENARIO_BYTES == 8 * 1024 * 1024
+    assert MAX_NESTING_DEPTH == 128
+    assert ALIAS_EXPANSION_FACTOR == 100
+
+
+def _laughs(levels: int = 9) -> str:
+    lines = ["l0: &l0 [" + ", ".join(["lol"] * 10) + "]"]
+    for level in range(1, levels):
+        lines.append(f"l{level}: &l{level} [" + ", ".join([f"*l{level - 1}"] * 10) + "]")
+    return "\n".join(lines) + "\n"
+
+
+def _refused(path: Path, limit: str) -> ScenarioError:
+    started = time.perf_counter()
+    with pytest.raises(ScenarioError) as raised:
+        runtime_from_path(path)
+    assert time.perf_counter() - started < 1.0
+    assert raised.value.code == "TQX_DATA_INVALID"
+    assert f"({limit})" in str(raised.value)
+    return raised.value
+
+
+@pytest.mark.parametrize("name", ["huge.json", "huge.yaml"])
+def test_an_oversized_file_is_refused_unread(tmp_path: Path, name: str) -> None:
+    path = tmp_path / name
+    with path.open("wb") as out:
+        out.truncate(MAX_SCENARIO_BYTES + 1)  # sparse: costs neither disk nor memory
+    error = _refused(path, "MAX_SCENARIO_BYTES")
+    assert f"is {MAX_SCENARIO_BYTES + 1} bytes" in str(error)
+
+
+@pytest.mark.parametrize(
+    ("text", "as_yaml"),
+    [
+        ("[" * 10_000 + "]" * 10_000, False),
+        ('{"a":' * 10_000 + "1" + "}" * 10_000, False),
+        ("[" * 129 + "]" * 129, False),
+        ("[" * 10_000 + "]" * 10_000, True),
+        ("- " * 10_000 + "x\n", True),
+        ("[" * 129 + "]" * 129, True),
+    ],
+)
+def test_deep_nesting_is_refused(tmp_path: Path, text: str, as_yaml: bool) -> None:
+    path = tmp_path / ("deep.yaml" if as_yaml else "deep.json")
+    path.write_text(text)
+    _refused(path, "MAX_NESTING_DEPTH")
+
+
+def test_nesting_at_the_limit_is_not_a_depth_error() -> None:
+    text = "[" * MAX_NESTING_DEPTH + "]" * MAX_NESTING_DEPTH
+    for load in (ScenarioManifest.from_json, ScenarioManifest.from_yaml):
+        with pytest.raises(ScenarioError) as raised:
+            load(text)
+        assert "MAX_NESTING_DEPTH" not in str(raised.value)  # a shape error, not a depth error
+
+
+def test_a_billion_laughs_manifest_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "bomb.yaml"
+    path.write_text(_laughs())
+    _refused(path, "ALIAS_EXPANSION_FACTOR")
+
+
+def test_in_memory_documents_are_size_checked() -> None:
+    huge = '{"a": "' + "x" * MAX_SCENARIO_BYTES + '"}'
+    for load in (ScenarioManifest.from_json, ScenarioManifest.from_yaml):
+        with pytest.raises(ScenarioError) as raised:
+            load(huge)
+        assert "(MAX_SCENARIO_BYTES)" in str(raised.value)
+
+
+def test_expected_output_and_inventory_files_are_bounded(tmp_path: Path) -> None:
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 10_000 + "]" * 10_000)
+    with pytest.raises(ScenarioError, match="MAX_NESTING_DEPTH"):
+        read_json_file(deep)
+    with pytest.raises(ScenarioError, match="MAX_NESTING_DEPTH"):
+        load_inventory(deep, "pkg")
