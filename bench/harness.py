@@ -10,10 +10,9 @@ median and IQR of each side.
 from __future__ import annotations
 
 import gc
-import os
-import selectors
 import statistics
 import subprocess
+import sys
 import time
 import tracemalloc
 from collections.abc import Callable, Sequence
@@ -32,6 +31,7 @@ __all__ = [
     "check",
     "interleave",
     "peak_python_memory",
+    "peak_rss_of",
     "run_process",
 ]
 
@@ -167,20 +167,18 @@ def peak_python_memory(fn: Callable[[], object]) -> int:
 
 @dataclass(frozen=True)
 class ProcessRun:
-    """One finished child process: exit code, output, wall time and peak resident memory."""
+    """One finished child process: exit code, output and wall time."""
 
     code: int
     stdout: bytes
     stderr: bytes
     seconds: float
-    max_rss_bytes: int
 
 
 def run_process(
     argv: Sequence[str], *, env: dict[str, str] | None = None, cwd: str | None = None
 ) -> ProcessRun:
-    """Run ``argv`` to completion; its own peak RSS comes from ``wait4`` (not the children's
-    maximum, which ``RUSAGE_CHILDREN`` would mix across processes)."""
+    """Run ``argv`` to completion and time it (wall clock, including process creation)."""
     start = time.perf_counter()
     child = subprocess.Popen(
         list(argv),
@@ -190,35 +188,40 @@ def run_process(
         env=env,
         cwd=cwd,
     )
-    stdout, stderr = _drain(child)
-    _, status, usage = os.wait4(child.pid, 0)
-    seconds = time.perf_counter() - start
-    child.returncode = os.waitstatus_to_exitcode(status)
-    return ProcessRun(child.returncode, stdout, stderr, seconds, usage.ru_maxrss * 1024)
+    stdout, stderr = child.communicate()
+    code = child.returncode
+    return ProcessRun(code, stdout, stderr, time.perf_counter() - start)
 
 
-def _drain(child: subprocess.Popen[bytes]) -> tuple[bytes, bytes]:
-    # communicate() would also reap the child; read both pipes without waiting for it instead.
-    assert child.stdout is not None
-    assert child.stderr is not None
-    out: list[bytes] = []
-    err: list[bytes] = []
-    selector = selectors.DefaultSelector()
-    selector.register(child.stdout, selectors.EVENT_READ, out)
-    selector.register(child.stderr, selectors.EVENT_READ, err)
-    open_pipes = 2
-    while open_pipes:
-        for key, _ in selector.select():
-            data = os.read(key.fd, 65536)
-            if data:
-                key.data.append(data)
-            else:
-                selector.unregister(key.fileobj)
-                open_pipes -= 1
-    selector.close()
-    child.stdout.close()
-    child.stderr.close()
-    return b"".join(out), b"".join(err)
+# Run by ``python -S``: fork (from this small process, not from the large benchmark process
+# whose high-water mark a child would otherwise inherit through fork/vfork and exec), exec the
+# command with its stdout discarded, and print the child's own ``ru_maxrss`` (KiB) from wait4.
+_RSS_PROBE = """
+import os, sys
+pid = os.fork()
+if pid == 0:
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, 1)
+    os.execv(sys.argv[1], sys.argv[1:])
+_, status, usage = os.wait4(pid, 0)
+print(os.waitstatus_to_exitcode(status), usage.ru_maxrss)
+"""
+
+
+def peak_rss_of(
+    argv: Sequence[str], *, env: dict[str, str] | None = None, cwd: str | None = None
+) -> int:
+    """Peak resident bytes of one run of ``argv`` (an absolute executable path first).
+
+    ``wait4`` on a child forked straight from this process would report this process's own
+    high-water mark whenever it is larger, so the child is forked from a small ``python -S``
+    probe instead (about 8 MiB, less than any Python program's own peak).
+    """
+    done = run_process([sys.executable, "-S", "-c", _RSS_PROBE, *argv], env=env, cwd=cwd)
+    fields = done.stdout.split()
+    if done.code != 0 or len(fields) != 2 or fields[0] != b"0":
+        raise BenchmarkError(f"{list(argv)} failed under the memory probe: {done.stderr!r}")
+    return int(fields[1]) * 1024
 
 
 @dataclass
