@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from templiqx_contracts import (
     CanonicalJSONError,
+    JSONDecodeError,
     canonical_json,
     decode_json,
     fingerprint,
@@ -236,3 +237,17 @@ def test_non_finite_floats_are_refused_beside_false_alarms() -> None:
     for bad in (math.nan, -math.inf):
         with pytest.raises(CanonicalJSONError, match="NaN and infinities"):
             canonical_json({"a": -1333, "b": [1.5, bad]})
+
+
+@pytest.mark.parametrize(
+    "document",
+    [
+        b"[" * 10_000 + b"]" * 10_000,
+        b'{"a":' * 10_000 + b"1" + b"}" * 10_000,
+        b"[" * 10_000 + b"-0" + b"]" * 10_000,  # the exact (json module) path
+    ],
+)
+def test_decode_json_refuses_deep_nesting_without_recursion_error(document: bytes) -> None:
+    # Regression (issue #9 R7): a 10,000-deep document escaped as RecursionError.
+    with pytest.raises(JSONDecodeError, match="nested too deeply"):
+        decode_json(document)

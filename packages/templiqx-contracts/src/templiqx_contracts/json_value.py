@@ -48,7 +48,20 @@ def _refuse_constant(name: str) -> Any:
 
 
 def decode_json(data: bytes | str) -> Any:
-    """Decode one JSON document with the reference's number rules."""
+    """Decode one JSON document with the reference's number rules.
+
+    Every failure is :class:`JSONDecodeError`, including a document nested too deeply for the
+    decoders' recursion (``RecursionError`` never escapes).
+    """
+    try:
+        return _decode_document(data)
+    except RecursionError:
+        raise JSONDecodeError(
+            "JSON is nested too deeply to decode (more than the interpreter's recursion limit)"
+        ) from None
+
+
+def _decode_document(data: bytes | str) -> Any:
     raw = data.encode("utf-8") if isinstance(data, str) else data
     if _NEEDS_EXACT.search(raw) is None:
         try:
