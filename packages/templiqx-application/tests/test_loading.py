@@ -522,3 +522,25 @@ def test_missing_contract_and_package_messages_are_portable(
     (ghost,) = service.inspect_contract("ghost", "nope").diagnostics
     assert (ghost.code, ghost.message) == ("TQX_NOT_FOUND", "not found: ghost")
     assert str(scratch_root) not in missing.message
+
+
+@pytest.mark.parametrize("kind", ["symlink", "oversized"])
+def test_an_unreadable_lock_is_invalid_not_absent(
+    scratch_root: Path, make_service: Factory, write_pkg: Writer, kind: str
+) -> None:
+    # Regression (issue #9 R7): a lock the store refuses to read was treated as no lock at all.
+    write_pkg(scratch_root, "app")
+    lock = scratch_root / "app" / "templiqx.lock"
+    if kind == "symlink":
+        target = scratch_root.parent / "elsewhere.lock"
+        target.write_text("dependencies: {}\n")
+        lock.symlink_to(target)
+    else:
+        with lock.open("wb") as out:
+            out.truncate(8 * 1024 * 1024 + 1)  # sparse, over MAX_DOCUMENT_BYTES
+    envelope = make_service(scratch_root).validate_package("app")
+    codes = [(d.code, d.json_pointer) for d in envelope.diagnostics]
+    assert codes == [("TQX_LOCK_INVALID", "/templiqx.lock")]
+    assert envelope.fingerprints == {}
+    if kind == "oversized":
+        assert "MAX_DOCUMENT_BYTES" in envelope.diagnostics[0].message

@@ -25,7 +25,7 @@ from templiqx_contracts import (
 )
 from templiqx_core import is_semver, parse_lock
 from templiqx_core import validate_contract as core_validate_contract
-from templiqx_ports import PortError
+from templiqx_ports import NotFoundError, PortError
 
 __all__ = ["validate_contract", "validate_package"]
 
@@ -113,11 +113,18 @@ def _hash_inventory(
 
 def _read_lock(
     ctx: ServiceContext, package: str, hashes: dict[str, str], diagnostics: list[Diagnostic]
-) -> PackageLock | None:
+) -> tuple[PackageLock | None, bool]:
+    """The parsed lock (an empty one when it is invalid) and whether a lock file exists."""
     try:
         data = ctx.store.artifact_bytes(package, LOCK_FILE)
-    except PortError:
-        return None
+    except NotFoundError:
+        return None, False
+    except PortError as exc:
+        # Present but unreadable (a symlink, too large, an I/O error): invalid, not absent.
+        diagnostics.append(
+            error("TQX_LOCK_INVALID", f"templiqx.lock is not valid: {exc}", "/templiqx.lock")
+        )
+        return PackageLock(), True
     hashes[LOCK_FILE] = fingerprint_bytes(data)
     try:
         text = data.decode("utf-8")
@@ -126,12 +133,12 @@ def _read_lock(
     else:
         lock, parse_diagnostics = parse_lock(text, file=f"{package}/{LOCK_FILE}")
         if lock is not None:
-            return lock
+            return lock, True
         detail = parse_diagnostics[0].message if parse_diagnostics else "unreadable"
     diagnostics.append(
         error("TQX_LOCK_INVALID", f"templiqx.lock is not valid: {detail}", "/templiqx.lock")
     )
-    return PackageLock()
+    return PackageLock(), True
 
 
 def _dependency_checks(
@@ -228,8 +235,8 @@ def validate_package(ctx: ServiceContext, package: str) -> OperationEnvelope:
                 package=package, id=contract.id, version=contract.version, fingerprint=value or ""
             )
         )
-    lock = _read_lock(ctx, package, hashes, diagnostics)
-    diagnostics.extend(_dependency_checks(ctx, manifest, lock, LOCK_FILE in hashes))
+    lock, lock_present = _read_lock(ctx, package, hashes, diagnostics)
+    diagnostics.extend(_dependency_checks(ctx, manifest, lock, lock_present))
     identity = PackageIdentity(
         manifest=normalized_manifest(manifest), artifacts=dict(sorted(hashes.items()))
     )
