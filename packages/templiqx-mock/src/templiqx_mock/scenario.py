@@ -283,8 +283,10 @@ def decode_json_document(data: bytes | str) -> Any:
         raise JSONDecodeError(problem)
     try:
         value = decode_json(data)
-    except RecursionError:
-        raise JSONDecodeError(TOO_DEEP) from None
+    except JSONDecodeError as exc:
+        if "nested too deeply" in str(exc):  # the decoder's recursion ran out first
+            raise JSONDecodeError(TOO_DEEP) from None
+        raise
     problem = nesting_problem(value)
     if problem is not None:
         raise JSONDecodeError(problem)
