@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
 from templiqx_conformance import CheckStatus, TargetError
-from templiqx_conformance import scenarios as scenarios_module
 from templiqx_conformance.scenarios import replay_scenarios
 
 
@@ -66,9 +65,7 @@ def test_the_replay_never_writes_beside_the_manifests(reference: Path) -> None:
 def test_without_the_extra_the_replay_says_what_to_install(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    def missing(name: str) -> ModuleType:
-        raise ImportError(f"No module named {name!r}")
-
-    monkeypatch.setattr(scenarios_module.importlib, "import_module", missing)
+    # A None entry in sys.modules makes `import templiqx_mock` raise ImportError.
+    monkeypatch.setitem(sys.modules, "templiqx_mock", None)
     with pytest.raises(TargetError, match=r"templiqx-conformance\[scenarios\]"):
         replay_scenarios(tmp_path)

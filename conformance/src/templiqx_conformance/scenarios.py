@@ -7,13 +7,12 @@ runs it through the application service on the scripted runtime (``execute`` and
 ``execute_streaming``) and fingerprints the envelope's outcome.
 
 This needs the compiler, the service and the scripted runtime, which the kit does not depend on:
-install ``templiqx-conformance[scenarios]``. They are imported only when a replay starts, by
-name, so the kit itself stays free of them.
+install ``templiqx-conformance[scenarios]``. They are imported only when a replay starts, so the
+kit itself stays free of them.
 """
 
 from __future__ import annotations
 
-import importlib
 import shutil
 import tempfile
 import time
@@ -41,14 +40,18 @@ _EXTRA = "templiqx-conformance[scenarios]"
 _INVARIANT = "the replayed outcome fingerprint equals golden_receipt_fingerprint"
 
 
-def _require(module: str) -> ModuleType:
+def _scenario_modules() -> tuple[ModuleType, ModuleType]:
+    """The scripted runtime and composition (the ``scenarios`` extra), imported lazily."""
     try:
-        return importlib.import_module(module)
+        import templiqx_local
+        import templiqx_mock
     except ImportError as exc:
         raise TargetError(
-            f"scenario replay needs {module} (compiler, service and scripted runtime): "
-            f"install {_EXTRA!r}, e.g. pip install '{_EXTRA}'"
+            f"scenario replay needs templiqx-mock, templiqx-local and templiqx-application "
+            f"(compiler, service and scripted runtime): install {_EXTRA!r}, "
+            f"e.g. pip install '{_EXTRA}'"
         ) from exc
+    return templiqx_mock, templiqx_local
 
 
 def _locate(directory: Path) -> tuple[Path, Path]:
@@ -75,8 +78,7 @@ def replay_scenarios(
     on; by default the scripted runtime replays the manifest itself. One result per scenario,
     named ``scenario.<id>``.
     """
-    mock = _require("templiqx_mock")
-    local = _require("templiqx_local")
+    mock, local = _scenario_modules()
     scenarios_dir, package_dir = _locate(Path(directory).resolve())
     manifests = sorted(scenarios_dir.glob("*/manifest.json"))
     if not manifests:
