@@ -1,0 +1,181 @@
+"""P5: 1,000 ``compile_contract`` calls through the MCP server against the same calls in-process.
+
+Subject: ``python -m templiqx_mcp ROOT WORKSPACE`` over stdio, driven by the official ``mcp``
+client (one initialized session, calls awaited one after another). Baseline: the same 1,000
+calls on a ``TempliqxService`` composed over the same root in this process. Both compile the
+reference ``bli-62`` contract with its recorded request, which reads and parses the contract
+every call, exactly as the server does. Before timing, the MCP result's structured envelope is
+checked to equal the in-process envelope.
+
+Memory: the server's own peak RSS (``VmHWM`` while it runs) and, for the in-process side, the
+peak Python heap of one batch.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+from harness import (
+    BenchmarkError,
+    Comparison,
+    Settings,
+    Timing,
+    check,
+    peak_python_memory,
+)
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+
+from templiqx_application import TempliqxService
+from templiqx_local import compose
+
+__all__ = ["run"]
+
+PACKAGE = "crm3"
+CONTRACT = "bli-62-document-drafting"
+CAPABILITIES = ["structured_output"]
+CALLS = 1000
+
+
+def _arguments(reference: Path) -> dict[str, Any]:
+    request = json.loads((reference / "crm3/evals/bli-62-request.json").read_text("utf-8"))
+    return {
+        "package": PACKAGE,
+        "contract": CONTRACT,
+        "inputs": request["inputs"],
+        "context": request["context"],
+        "capabilities": CAPABILITIES,
+    }
+
+
+def _in_process(service: TempliqxService, arguments: dict[str, Any], calls: int) -> None:
+    for _ in range(calls):
+        envelope = service.compile_contract(
+            PACKAGE,
+            CONTRACT,
+            inputs=arguments["inputs"],
+            context=arguments["context"],
+            capabilities=CAPABILITIES,
+        )
+        if not envelope.ok:
+            raise BenchmarkError(f"in-process compile_contract failed: {envelope.diagnostics}")
+
+
+async def _over_mcp(session: ClientSession, arguments: dict[str, Any], calls: int) -> None:
+    for _ in range(calls):
+        result = await session.call_tool("compile_contract", arguments)
+        data = result.structured_content
+        if result.is_error or not isinstance(data, dict) or data.get("ok") is not True:
+            raise BenchmarkError(f"compile_contract over MCP failed: {result.content}")
+
+
+def _server_pids() -> list[int]:
+    """Our child processes running the MCP server (to read their memory while they run)."""
+    found = []
+    me = str(os.getpid())
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            cmdline = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        ppid = stat.rsplit(")", 1)[1].split()[1]
+        if ppid == me and b"templiqx_mcp" in cmdline:
+            found.append(int(entry.name))
+    return found
+
+
+def _vm_hwm(pid: int) -> int | None:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        return None
+    return None
+
+
+async def _measure(settings: Settings, row: Comparison) -> None:
+    reference, scratch = settings.reference, settings.scratch
+    arguments = _arguments(reference)
+    service = compose(reference, scratch / "p5-workspace-local")
+    expected = service.compile_contract(
+        PACKAGE,
+        CONTRACT,
+        inputs=arguments["inputs"],
+        context=arguments["context"],
+        capabilities=CAPABILITIES,
+    )
+    check(expected.ok, f"in-process compile_contract failed: {expected.diagnostics}")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TEMPLIQX_")}
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "templiqx_mcp", str(reference), str(scratch / "p5-workspace-mcp")],
+        env=env,
+        cwd=str(scratch),
+    )
+    calls = 100 if settings.quick else CALLS
+    with (scratch / "p5-server.log").open("w", encoding="utf-8") as errlog:
+        async with (
+            stdio_client(params, errlog=errlog) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            first = await session.call_tool("compile_contract", arguments)
+            check(
+                not first.is_error and first.structured_content == expected.to_builtins(),
+                "compile_contract over MCP returned a different envelope than in-process:\n"
+                f"{first.structured_content}",
+            )
+            await _over_mcp(session, arguments, 50)  # warm-up
+            _in_process(service, arguments, 50)
+            ours: list[float] = []
+            theirs: list[float] = []
+            for index in range(settings.rounds(5, 2)):
+                order = ("mcp", "local") if index % 2 == 0 else ("local", "mcp")
+                for side in order:
+                    start = time.perf_counter()
+                    if side == "mcp":
+                        await _over_mcp(session, arguments, calls)
+                        ours.append((time.perf_counter() - start) / calls)
+                    else:
+                        _in_process(service, arguments, calls)
+                        theirs.append((time.perf_counter() - start) / calls)
+            pids = _server_pids()
+            peaks = [peak for pid in pids if (peak := _vm_hwm(pid)) is not None]
+            row.subject_peak_memory = max(peaks) if peaks else None
+    ratios = [a / b for a, b in zip(ours, theirs, strict=True)]
+    row.record(Timing(ours), Timing(theirs), ratios)
+    row.baseline_peak_memory = peak_python_memory(lambda: _in_process(service, arguments, 100))
+    row.metrics["calls_per_round"] = calls
+    row.metrics["mcp_calls_per_s"] = round(1 / statistics.median(ours), 1)
+    row.metrics["memory"] = "ours: server max RSS; other: in-process Python heap peak"
+
+
+def run(settings: Settings) -> list[Comparison]:
+    row = Comparison(
+        id="P5",
+        what="1,000 compile_contract calls, MCP stdio + official client",
+        baseline="the same calls on TempliqxService in-process",
+        target=3.0,
+        memory_kind="server max-rss / python-heap",
+    )
+    anyio.run(_measure, settings, row)
+    return [row]
+
+
+def subject_for_profile(settings: Settings) -> Callable[[], object]:
+    """The in-process half (the server runs in another process: profile it with py-spy)."""
+    service = compose(settings.reference, settings.scratch / "p5-profile")
+    arguments = _arguments(settings.reference)
+    return lambda: _in_process(service, arguments, CALLS)
