@@ -7,7 +7,6 @@ from typing import Any
 import pytest
 
 from templiqx_runtime_openai import output_schema_valid
-from templiqx_runtime_openai.validity import is_date, is_date_time
 
 SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -71,17 +70,3 @@ def test_boolean_schemas_and_unknown_formats() -> None:
     assert output_schema_valid(True, {"anything": 1}) is True
     assert output_schema_valid(False, None) is False
     assert output_schema_valid({"type": "string", "format": "email"}, "not an email") is True
-
-
-def test_date_and_date_time_edges() -> None:
-    assert is_date("2000-02-29")
-    assert not is_date("1900-02-29")
-    assert not is_date("2026-13-01")
-    assert not is_date("2026-00-10")
-    assert not is_date("2026-1-01")
-    assert is_date_time("2026-07-11T23:59:59-23:59")
-    assert not is_date_time("2026-07-11T24:00:00Z")
-    assert not is_date_time("2026-07-11T10:00:60Z")
-    assert not is_date_time("2026-07-11T10:00:00.Z")
-    assert not is_date_time("2026-07-11T10:00:00+2:00")
-    assert not is_date_time("2026-07-11T10:00:00")

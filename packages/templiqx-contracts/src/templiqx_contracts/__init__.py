@@ -1,7 +1,8 @@
 """templiqx-contracts: the shared vocabulary of templiqx.
 
 Strict msgspec DTOs (unknown fields are rejected), the operation envelope, runtime stream
-events, and canonical JSON with SHA-256 fingerprints byte-exact with the reference.
+events, canonical JSON with SHA-256 fingerprints byte-exact with the reference, and the
+``date``/``date-time`` format grammar with its schema walk (no engine asserts formats).
 """
 
 from templiqx_contracts.canonical import (
@@ -56,6 +57,16 @@ from templiqx_contracts.envelope import (
     WorkspaceArtifact,
     has_errors,
 )
+from templiqx_contracts.formats import (
+    CHECKED_FORMATS,
+    FormatPlan,
+    FormatViolation,
+    format_plan,
+    format_violations,
+    formats_hold,
+    is_date,
+    is_date_time,
+)
 from templiqx_contracts.json_value import JSONDecodeError, decode_json
 from templiqx_contracts.package import (
     SIGNATURE_ALGORITHM,
@@ -88,6 +99,7 @@ __version__ = "0.2.0"
 
 __all__ = [
     "API_VERSION",
+    "CHECKED_FORMATS",
     "COMPILER_ID",
     "FILTER_NAMES",
     "ROLES",
@@ -121,6 +133,8 @@ __all__ = [
     "FieldSpec",
     "Filter",
     "ForEachNode",
+    "FormatPlan",
+    "FormatViolation",
     "IncludeNode",
     "InterpolateNode",
     "LiteralExpr",
@@ -157,5 +171,10 @@ __all__ = [
     "fingerprint",
     "fingerprint_bytes",
     "format_float",
+    "format_plan",
+    "format_violations",
+    "formats_hold",
     "has_errors",
+    "is_date",
+    "is_date_time",
 ]

@@ -6,12 +6,12 @@ explain and diff. No files, no clock, no network. Bad input never raises: it yie
 ``TQX_*`` diagnostics (see :data:`CORE_CODES`).
 """
 
+from templiqx_contracts import is_date, is_date_time
 from templiqx_core.codes import CORE_CODES
 from templiqx_core.compile import compile_interaction, required_capabilities
 from templiqx_core.diff import diff_contracts
 from templiqx_core.equality import strict_json_equal
 from templiqx_core.explain import explain_contract
-from templiqx_core.formats import is_date, is_date_time
 from templiqx_core.parse import (
     parse_contract,
     parse_json_value,

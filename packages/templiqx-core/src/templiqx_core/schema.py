@@ -3,7 +3,7 @@
 A schema is *engine-valid* when jsonschema-rs compiles it: draft detected from ``$schema``
 (Draft 2020-12 by default), the schema checked against its meta-schema, external references
 unresolvable (no network), and ``format`` never asserted by the engine — the core asserts
-``date``/``date-time`` itself (:mod:`templiqx_core.formats`).
+``date``/``date-time`` itself (the shared walk of :mod:`templiqx_contracts.formats`).
 
 Compiled validators are kept in a bounded LRU cache keyed by the schema's msgpack bytes (which
 keep integer/float identity), so compiling the same contract again costs one encode per schema.
@@ -16,8 +16,7 @@ from typing import Any, Final
 import jsonschema_rs
 import msgspec
 
-from templiqx_contracts import Diagnostic
-from templiqx_core.formats import FormatPlan, format_plan
+from templiqx_contracts import Diagnostic, FormatPlan, format_plan
 from templiqx_core.lru import LRU
 
 __all__ = ["EngineSchema", "accepts", "compile_schema", "validate_instance"]
@@ -90,11 +89,7 @@ def accepts(schema: Any, value: Any) -> bool:
     engine = compile_schema(schema)
     if not engine.is_valid(value):
         return False
-    if engine.formats is None:
-        return True
-    failures: list[Diagnostic] = []
-    engine.formats.run(value, "", "", failures)
-    return not failures
+    return engine.formats is None or engine.formats.holds(value)
 
 
 def validate_instance(
@@ -115,4 +110,9 @@ def validate_instance(
     for message in engine.errors(value):
         out.append(Diagnostic.error(code, message, pointer))
     if engine.formats is not None:
-        engine.formats.run(value, pointer, code, out)
+        for violation in engine.formats.violations(value, pointer):
+            out.append(
+                Diagnostic.error(
+                    code, f"value is not a valid {violation.format}", violation.pointer
+                )
+            )
