@@ -204,14 +204,14 @@ def run(settings: Settings) -> list[Comparison]:
     deltas = 5_000 if settings.quick else DELTAS
     vs_sdk = Comparison(
         id="P1",
-        what=f"execute_streaming of a {deltas:,}-delta SSE stream (sink appends)",
-        baseline="official openai SDK iterating the same stream",
+        what=f"execute_streaming, {deltas:,}-delta SSE stream",
+        baseline="openai SDK, same stream",
         target=0.05,
     )
     vs_raw = Comparison(
         id="P1r",
-        what="the same execute_streaming",
-        baseline="requests reading the same bytes, no parsing (floor)",
+        what="execute_streaming, same stream",
+        baseline="requests raw read (floor)",
         target=20.0,
     )
     with _Server(deltas) as server:

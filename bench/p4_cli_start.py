@@ -42,10 +42,10 @@ def _command() -> list[str]:
 def run(settings: Settings) -> list[Comparison]:
     row = Comparison(
         id="P4",
-        what="`templiqx catalog --json`, fresh process",
-        baseline="`python -c pass` (same interpreter)",
+        what="templiqx catalog --json (process)",
+        baseline="python -c pass",
         target=4.0,
-        memory_kind="max-rss",
+        memory_kind="max RSS of each process",
     )
     env = {k: v for k, v in os.environ.items() if not k.startswith("TEMPLIQX_")}
     cwd = str(settings.scratch)

@@ -141,7 +141,7 @@ async def _measure(settings: Settings, row: Comparison) -> None:
             _in_process(service, arguments, 50)
             ours: list[float] = []
             theirs: list[float] = []
-            for index in range(settings.rounds(5, 2)):
+            for index in range(settings.rounds(3, 2)):
                 order = ("mcp", "local") if index % 2 == 0 else ("local", "mcp")
                 for side in order:
                     start = time.perf_counter()
@@ -159,16 +159,15 @@ async def _measure(settings: Settings, row: Comparison) -> None:
     row.baseline_peak_memory = peak_python_memory(lambda: _in_process(service, arguments, 100))
     row.metrics["calls_per_round"] = calls
     row.metrics["mcp_calls_per_s"] = round(1 / statistics.median(ours), 1)
-    row.metrics["memory"] = "ours: server max RSS; other: in-process Python heap peak"
 
 
 def run(settings: Settings) -> list[Comparison]:
     row = Comparison(
         id="P5",
-        what="1,000 compile_contract calls, MCP stdio + official client",
-        baseline="the same calls on TempliqxService in-process",
+        what="1,000 compile_contract via MCP stdio",
+        baseline="same calls in-process",
         target=3.0,
-        memory_kind="server max-rss / python-heap",
+        memory_kind="server max RSS / in-process Python heap",
     )
     anyio.run(_measure, settings, row)
     return [row]

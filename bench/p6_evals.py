@@ -77,7 +77,7 @@ def run(settings: Settings) -> list[Comparison]:
     total = _pass(reference, scratch, None)  # checked once before timing
     check(total == sum(count for *_, count, _ in PACKAGES), "unexpected eval count")
     warm = _services(reference, scratch)
-    for label, services in (("fresh service per pass", None), ("reused service", warm)):
+    for label, services in (("fresh service", None), ("reused service", warm)):
         rates: list[float] = []
         budget = time.perf_counter() + (0.5 if settings.quick else 3.0)
         while time.perf_counter() < budget or len(rates) < 5:
@@ -86,7 +86,7 @@ def run(settings: Settings) -> list[Comparison]:
             rates.append(evals / (time.perf_counter() - start))
         row = Comparison(
             id="P6" if services is None else "P6w",
-            what=f"test_package over the {len(PACKAGES)} reference packages ({label})",
+            what=f"test_package, {len(PACKAGES)} packages ({label})",
             baseline="-",
             target=None,
             unit="evals/s",

@@ -107,11 +107,14 @@ def table(report: Report) -> str:
         out.append(" | ".join(cell.ljust(widths[i]) for i, cell in enumerate(line)).rstrip())
         if index == 0:
             out.append("-+-".join("-" * width for width in widths))
+    out.append("")
     for row in report.comparisons:
         if row.error is not None:
             out.append(f"{row.id} ERROR: {row.error}")
-        for key, value in row.metrics.items():
-            out.append(f"{row.id} {key}: {value}")
+        notes = [f"{key}={value}" for key, value in row.metrics.items()]
+        if row.memory_kind != "python-heap":
+            notes.append(f"memory={row.memory_kind}")
+        out.append(f"{row.id}: {row.rounds} rounds; " + ", ".join(notes))
     return "\n".join(out)
 
 
