@@ -1,12 +1,9 @@
 """The conformance kit's port checks against the scripted runtime.
 
-The scripted runtime replays fixture outputs (``ScriptedRuntime.success()``) and is driven into
-every runtime failure code by ``ScriptedRuntime.failure`` (single-shot, so the kit asks for a
-fresh runtime per call).
-
-Known gap, tracked as a strict xfail: a scripted success reports ``output_schema_valid=true``
-whatever the output (the reference's behaviour, kept for golden parity), which DECISIONS 8 calls
-a conformance failure. The xfail turns into a failure as soon as the runtime computes validity.
+The scripted runtime replays fixture outputs (``ScriptedRuntime.success()``, whose
+``output_schema_valid`` is computed against the probe's schema) and is driven into every runtime
+failure code by ``ScriptedRuntime.failure`` (single-shot, so the kit asks for a fresh runtime per
+call). Every check passes.
 """
 
 from __future__ import annotations
@@ -17,13 +14,6 @@ from templiqx_conformance import CheckStatus, FailureCase, check_names, run_chec
 from templiqx_mock import ScriptedRuntime
 from templiqx_ports import RuntimeFailureCode
 
-KNOWN_GAPS = {
-    "receipt.output_schema_valid": (
-        "ScriptedSuccess reports output_schema_valid=true for any output (reference parity); "
-        "DECISIONS 8 requires the flag to agree with the schema"
-    ),
-}
-
 
 def failure_cases() -> list[FailureCase]:
     return [
@@ -32,15 +22,7 @@ def failure_cases() -> list[FailureCase]:
     ]
 
 
-@pytest.mark.parametrize(
-    "check",
-    [
-        pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=KNOWN_GAPS[name]))
-        if name in KNOWN_GAPS
-        else name
-        for name in check_names()
-    ],
-)
+@pytest.mark.parametrize("check", check_names())
 def test_conformance_kit(check: str) -> None:
     result = run_check(check, ScriptedRuntime.success, failures=failure_cases())
     if result.status is CheckStatus.NOT_APPLICABLE:

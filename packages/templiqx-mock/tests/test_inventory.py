@@ -100,7 +100,14 @@ def _base() -> tuple[Data, dict[str, Data]]:
             output_fingerprint=None,
         ),
     )
-    return inventory, {"a": _manifest("a"), "b": failure_manifest}
+    scripted = _manifest(
+        "a",
+        steps=[
+            {"id": "rr", "kind": "request_received"},
+            {"id": "ok", "kind": "runtime_success", "output_schema_valid": True},
+        ],
+    )
+    return inventory, {"a": scripted, "b": failure_manifest}
 
 
 def test_a_consistent_inventory_loads(tmp_path: Path) -> None:
@@ -273,13 +280,38 @@ def test_stream_scenarios_derive_validity_from_finish(tmp_path: Path) -> None:
     stream["events"] = [
         {"kind": "start", "id": "s"},
         {"kind": "end", "id": "e"},
-        {"kind": "finish", "id": "f"},
+        {"kind": "finish", "id": "f", "output_schema_valid": False},
     ]
     manifests["a"] = stream
     with pytest.raises(ScenarioError, match="inventory expectation for 'a'"):
         load_inventory(_tree(tmp_path, inventory, manifests), "pkg")
     _expect(0, output_schema_valid=False)(inventory)
     assert load_inventory(_tree(tmp_path, inventory, manifests), "pkg").ids() == ["a", "b"]
+
+
+@pytest.mark.parametrize("shape", ["step", "finish"])
+def test_a_computed_validity_may_be_declared_either_way_but_not_null(
+    tmp_path: Path, shape: str
+) -> None:
+    # Without a scripted flag the runtime checks the output against the contract's schema,
+    # which the loader does not see: any boolean is consistent, null (no output) is not.
+    inventory, manifests = _base()
+    if shape == "step":
+        manifests["a"] = _manifest("a")
+    else:
+        manifests["a"] = _manifest("a", steps=[])
+        manifests["a"]["events"] = [
+            {"kind": "start", "id": "s"},
+            {"kind": "end", "id": "e"},
+            {"kind": "finish", "id": "f"},
+        ]
+    for declared in (True, False):
+        _expect(0, output_schema_valid=declared)(inventory)
+        path = _tree(tmp_path, inventory, manifests)
+        assert load_inventory(path, "pkg").ids() == ["a", "b"]
+    _expect(0, output_schema_valid=None)(inventory)
+    with pytest.raises(ScenarioError, match="inventory expectation for 'a'"):
+        load_inventory(_tree(tmp_path, inventory, manifests), "pkg")
 
 
 def test_success_validity_follows_the_step_flag(tmp_path: Path) -> None:

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 
 from templiqx_mock import (
@@ -574,13 +575,15 @@ def test_irrelevant_step_fields_are_tolerated(
     assert manifest.steps[1].output == {"ignored": True}
 
 
-def test_finish_validity_defaults_to_false(
+def test_an_omitted_finish_validity_is_unset(
     stream_manifest: Callable[..., Data], parse: Any
 ) -> None:
+    # Unset means "computed by the runtime" (the reference defaulted it to false).
     manifest = parse(stream_manifest(STREAM_EVENTS))
     assert manifest.events is not None
     finish = manifest.events[-1]
-    assert finish == StreamFinish(id="f", output=None, output_schema_valid=False)
+    assert finish == StreamFinish(id="f", output=None)
+    assert finish.output_schema_valid is msgspec.UNSET
 
 
 def test_every_enum_value_parses(steps_manifest: Callable[..., Data], parse: Any) -> None:

@@ -48,11 +48,12 @@ def test_success_uses_fixture_output_or_null(make_request: MakeRequest) -> None:
     assert receipt.output == {"ok": True}
     assert receipt.output_schema_valid is True
     assert receipt.request_fingerprint == fingerprint(make_request().interaction)
-    # The queue is empty now: later calls still succeed.
+    # The queue is empty now: later calls still succeed. Validity is computed against the
+    # request's schema ({"type": "object"}), so a null output is reported invalid.
     second = runtime.execute(make_request())
     assert second.output is None
     assert second.output_fingerprint == fingerprint(None)
-    assert second.output_schema_valid is True
+    assert second.output_schema_valid is False
     assert runtime.stats().attempts == 2
 
 
@@ -141,7 +142,7 @@ def test_sequence_replays_in_order(make_request: MakeRequest) -> None:
         runtime.execute(make_request())
     assert caught.value.failure.detail == "custom detail"
     assert caught.value.failure.retry_after_ms == 42
-    assert runtime.execute(make_request()).output_schema_valid is True
+    assert runtime.execute(make_request({"n": 4})).output_schema_valid is True
     assert runtime.stats().attempts == 4
 
 
@@ -264,8 +265,11 @@ def test_stream_events_aggregate_deterministically_through_sync_adapter(
         first.output_fingerprint
         == "ce533ba7fbccd728ef2ff3705e916ee0fbe47997fd7b7b8a94833da8d083b13e"
     )
-    assert first.output_schema_valid is False
-    assert runtime.stats() == RuntimeStats(attempts=2, elapsed_ms=0)
+    # The finish omits its flag: computed against {"type": "object"} (the reference said false).
+    assert first.output_schema_valid is True
+    strict = make_request(output_schema={"type": "object", "required": ["answer"]})
+    assert runtime.execute(strict).output_schema_valid is False
+    assert runtime.stats() == RuntimeStats(attempts=3, elapsed_ms=0)
 
 
 def test_events_synthesize_text_reasoning_and_usage(
@@ -295,7 +299,9 @@ def test_events_synthesize_text_reasoning_and_usage(
     finished = ScriptedRuntime.from_manifest(parse(stream_manifest(events)))
     final = finished.execute(make_request({"fixture": 1}))
     assert final.output == {"final": True}
-    assert final.output_schema_valid is False
+    assert final.output_schema_valid is True  # computed: the finish omits its flag
+    array_schema = make_request({"fixture": 1}, output_schema={"type": "array"})
+    assert finished.execute(array_schema).output_schema_valid is False
 
 
 def test_from_manifest_validates_and_copies(

@@ -4,7 +4,8 @@
   strict loading from JSON or YAML, :meth:`ScenarioManifest.validate`);
 * scenario inventories (:func:`load_inventory`);
 * :class:`ScriptedRuntime`, a :class:`templiqx_ports.RuntimeAdapter` that replays scripts and
-  manifests without sleeping (virtual clock), streams deltas, honours cancellation;
+  manifests without sleeping (virtual clock), streams deltas, honours cancellation, and
+  computes ``output_schema_valid`` wherever the scenario does not script it;
 * payload-free scenario and outcome fingerprints;
 * :func:`create_runtime`, the ``mock`` entry point of ``templiqx.runtimes``;
 * the size, nesting and alias limits every scenario file is read within.
@@ -43,6 +44,7 @@ from templiqx_mock.inventory import (
 )
 from templiqx_mock.limits import ALIAS_EXPANSION_FACTOR, MAX_NESTING_DEPTH, MAX_SCENARIO_BYTES
 from templiqx_mock.scenario import (
+    COMPUTED,
     MOCK_API_VERSION,
     DocumentExpectation,
     EvidenceExpectation,
@@ -85,6 +87,7 @@ __all__ = [
     "ADAPTER_VERSION",
     "CANCELLED_DETAIL",
     "CAPABILITIES",
+    "COMPUTED",
     "MAX_NESTING_DEPTH",
     "MAX_SCENARIO_BYTES",
     "MOCK_API_VERSION",

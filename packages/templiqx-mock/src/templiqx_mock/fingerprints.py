@@ -186,10 +186,12 @@ def _event(event: ScenarioStreamEvent) -> dict[str, Any]:
             "output_tokens": event.output_tokens,
         }
     finish: StreamFinish = event
+    flag = finish.output_schema_valid
     data: dict[str, Any] = {
         "kind": "finish",
         "id": finish.id,
-        "output_schema_valid": finish.output_schema_valid,
+        # The reference's recipe: an omitted flag is written as its old default, false.
+        "output_schema_valid": flag if isinstance(flag, bool) else False,
     }
     if finish.output is not None:
         data["output"] = finish.output

@@ -15,6 +15,7 @@ import msgspec
 from templiqx_contracts import JSONDecodeError
 from templiqx_mock.errors import ScenarioError, ScenarioJSONError
 from templiqx_mock.scenario import (
+    COMPUTED,
     MOCK_API_VERSION,
     ScenarioManifest,
     decode_json_document,
@@ -157,6 +158,15 @@ def _expectation_matches(expectation: InventoryExpectation, manifest: ScenarioMa
     return (
         expectation.status == manifest.expected_status
         and expectation.diagnostic_code == manifest.expected_failure
-        and expectation.output_schema_valid == expected_output_schema_valid(manifest)
+        and _validity_matches(expectation.output_schema_valid, manifest)
         and expectation.output_fingerprint == manifest.expected_output_fingerprint
     )
+
+
+def _validity_matches(declared: bool | None, manifest: ScenarioManifest) -> bool:
+    derived = expected_output_schema_valid(manifest)
+    if derived == COMPUTED:
+        # Decided at run time against the contract's schema; whoever runs the scenario checks
+        # the receipt. Here only its shape is known: a success carries a boolean.
+        return declared is not None
+    return declared == derived

@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any, TypeAlias
+from typing import Annotated, Any, Final, Literal, TypeAlias
 
 import msgspec
 
@@ -37,6 +37,7 @@ from templiqx_mock.yaml_reader import YAMLReadError, read_yaml
 from templiqx_ports import RuntimeFailureCode
 
 __all__ = [
+    "COMPUTED",
     "MOCK_API_VERSION",
     "DocumentExpectation",
     "EvidenceExpectation",
@@ -63,6 +64,9 @@ __all__ = [
 
 MOCK_API_VERSION = "templiqx.mock/v1alpha1"
 """The only ``api_version`` a manifest or an inventory may declare."""
+
+COMPUTED: Final = "computed"
+""":func:`expected_output_schema_valid` of a success that leaves its validity to the runtime."""
 
 U64 = Annotated[int, msgspec.Meta(ge=0)]  # values above 2**64-1 never decode as integers
 U32 = Annotated[int, msgspec.Meta(ge=0, le=(1 << 32) - 1)]
@@ -115,8 +119,10 @@ class RuntimeFailureSpec(_Strict):
 class ScenarioStep(_Strict):
     """One lifecycle step. ``output`` and ``output_schema_valid`` set to JSON null mean absent.
 
-    Fields that do not apply to a kind are accepted and ignored, except ``failure`` on
-    ``runtime_success``, which validation rejects.
+    A ``runtime_success`` without ``output_schema_valid`` reports the validity computed against
+    the request's output schema (the reference reported ``true``). Fields that do not apply to a
+    kind are accepted and ignored, except ``failure`` on ``runtime_success``, which validation
+    rejects.
     """
 
     id: str
@@ -171,11 +177,15 @@ class StreamEnd(_StreamEventBase, tag="end"):
 
 
 class StreamFinish(_StreamEventBase, tag="finish"):
-    """Ends the scenario. ``output_schema_valid`` defaults to false (JSON null is an error)."""
+    """Ends the scenario.
+
+    ``output_schema_valid`` is ``UNSET`` when omitted: the runtime then computes it against the
+    request's output schema (the reference defaulted it to false). JSON null is an error.
+    """
 
     id: str
     output: Any = None
-    output_schema_valid: bool = False
+    output_schema_valid: bool | msgspec.UnsetType = msgspec.UNSET
 
 
 ScenarioStreamEvent: TypeAlias = (
@@ -405,16 +415,19 @@ def _validate_stream(events: list[ScenarioStreamEvent]) -> None:
         raise ScenarioError("stream must contain start, end and finish")
 
 
-def expected_output_schema_valid(manifest: ScenarioManifest) -> bool | None:
-    """The output validity the scenario produces, as inventories must declare it.
+def expected_output_schema_valid(manifest: ScenarioManifest) -> bool | Literal["computed"] | None:
+    """The output validity the scenario produces, as far as the manifest alone decides it.
 
-    The first ``runtime_success`` step's flag (absent means true); otherwise the first
-    ``finish`` event's flag; otherwise ``None`` (the scenario fails before any output).
+    The first ``runtime_success`` step's flag, otherwise the first ``finish`` event's flag;
+    :data:`COMPUTED` when that success omits it (the runtime checks the output against the
+    request's schema, which the manifest does not hold); ``None`` when the scenario fails before
+    any output.
     """
     for step in manifest.steps:
         if step.kind is ScenarioStepKind.RUNTIME_SUCCESS:
-            return True if step.output_schema_valid is None else step.output_schema_valid
+            return COMPUTED if step.output_schema_valid is None else step.output_schema_valid
     for event in manifest.events or []:
         if isinstance(event, StreamFinish):
-            return event.output_schema_valid
+            flag = event.output_schema_valid
+            return COMPUTED if isinstance(flag, msgspec.UnsetType) else flag
     return None

@@ -7,6 +7,10 @@ It never calls a model and, by default, never sleeps: a ``delay`` step advances 
 2. a manifest's **events**, aggregated into one output;
 3. a FIFO **script** of :class:`ScriptedSuccess` / :class:`ScriptedFailure` (empty -> success).
 
+A success reports the ``output_schema_valid`` its manifest scripts; where nothing scripts it (a
+script success, a ``runtime_success`` step or ``finish`` event without the flag) the flag is
+computed against ``request.interaction.output_schema`` by the application's rule (DECISIONS 8).
+
 All mutable state (attempt counter, clock, script queue) sits behind one lock, so one instance
 may be shared between threads and its :meth:`ScriptedRuntime.stats` read from anywhere.
 
@@ -46,6 +50,7 @@ from templiqx_mock.scenario import (
     StreamReasoning,
     StreamUsage,
 )
+from templiqx_mock.validity import output_schema_valid
 from templiqx_ports import (
     CancelToken,
     InvalidDataError,
@@ -82,7 +87,8 @@ _CANCEL_POLL_S = 0.02
 
 
 class ScriptedSuccess(msgspec.Struct, frozen=True):
-    """A scripted success: output = the request's fixture output (or null), schema-valid."""
+    """A scripted success: output = the request's fixture output (or null); its validity is
+    computed against the request's output schema."""
 
     @property
     def retryable(self) -> bool:
@@ -240,7 +246,7 @@ class ScriptedRuntime(RuntimeAdapter):
                     scripted.detail,
                     scenario_id=scripted.id,
                 )
-            return self._receipt(request, self._default_output(request), True)
+            return self._receipt(request, self._default_output(request), None)
 
     def execute_streaming(
         self,
@@ -313,8 +319,7 @@ class ScriptedRuntime(RuntimeAdapter):
                     if step.output is not None
                     else self._default_output(request)
                 )
-                valid = True if step.output_schema_valid is None else step.output_schema_valid
-                return self._receipt(request, output, valid)
+                return self._receipt(request, output, step.output_schema_valid)
             elif step.kind is ScenarioStepKind.RUNTIME_FAILURE and step.failure is not None:
                 spec = step.failure
                 raise self._failure(
@@ -351,15 +356,23 @@ class ScriptedRuntime(RuntimeAdapter):
                 "reasoning": "".join(reasoning),
                 "usage": {"input_tokens": input_tokens, "output_tokens": output_tokens},
             }
-        valid = finish.output_schema_valid if finish is not None else False
-        return self._receipt(request, output, valid)
+        flag = None if finish is None else finish.output_schema_valid
+        return self._receipt(request, output, flag if isinstance(flag, bool) else None)
 
-    def _receipt(self, request: ExecutionRequest, output: Any, valid: bool) -> ExecutionReceipt:
+    def _receipt(
+        self, request: ExecutionRequest, output: Any, scripted_valid: bool | None
+    ) -> ExecutionReceipt:
+        """The success receipt; ``scripted_valid`` ``None`` means "compute it"."""
         try:
             request_fp = fingerprint(request.interaction)
             output_fp = fingerprint(output)
         except CanonicalJSONError as exc:
             raise InvalidDataError(str(exc)) from exc
+        valid = (
+            output_schema_valid(request.interaction.output_schema, output)
+            if scripted_valid is None
+            else scripted_valid
+        )
         return ExecutionReceipt(
             adapter=self.descriptor(),
             request_fingerprint=request_fp,
