@@ -18,9 +18,9 @@ from __future__ import annotations
 import hashlib
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import openai
 import requests
@@ -33,6 +33,7 @@ from harness import (
     interleave,
     peak_python_memory,
 )
+from openai.types.chat import ChatCompletionChunk
 from sse_server import expected_summary
 
 from templiqx_contracts import (
@@ -99,7 +100,7 @@ def _interaction() -> CompiledInteraction:
         compiler="templiqx-core/0.2.0",
         contract_id="bench-stream",
         contract_version="1.0.0",
-        messages=[CompiledMessage(role=m["role"], content=m["content"]) for m in MESSAGES],
+        messages=[CompiledMessage(role="user", content=MESSAGES[0]["content"])],
         output_schema=SCHEMA,
         required_capabilities=["streaming", "structured_output"],
         target_capabilities=["streaming", "structured_output"],
@@ -143,7 +144,7 @@ class _Clients:
             stream=True,
         )
         parts: list[str] = []
-        for chunk in stream:
+        for chunk in cast("Iterable[ChatCompletionChunk]", stream):
             for choice in chunk.choices:
                 if choice.index == 0 and choice.delta.content:
                     parts.append(choice.delta.content)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import statistics
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 from harness import BenchmarkError, Comparison, Settings, check, peak_python_memory, quartiles
@@ -94,9 +95,7 @@ def run(settings: Settings) -> list[Comparison]:
         row.subject_median = statistics.median(rates)
         row.subject_iqr = quartiles(rates)
         row.rounds = len(rates)
-        row.subject_peak_memory = peak_python_memory(
-            lambda s=services: _pass(reference, scratch, s)
-        )
+        row.subject_peak_memory = peak_python_memory(partial(_pass, reference, scratch, services))
         row.metrics = {"evals_per_pass": total, "evals_per_s": round(row.subject_median, 1)}
         rows.append(row)
     return rows
