@@ -15,9 +15,12 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import statistics
+import subprocess
 import sys
 import time
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -173,8 +176,70 @@ def run(settings: Settings) -> list[Comparison]:
     return [row]
 
 
-def subject_for_profile(settings: Settings) -> Callable[[], object]:
-    """The in-process half (the server runs in another process: profile it with py-spy)."""
-    service = compose(settings.reference, settings.scratch / "p5-profile")
+_RAW = ("--format", "raw", "-o")
+
+
+async def _spy_on_server(settings: Settings, seconds: int) -> Path:
+    """Call compile_contract over MCP while py-spy samples the server; the raw samples file."""
     arguments = _arguments(settings.reference)
-    return lambda: _in_process(service, arguments, CALLS)
+    out = settings.scratch / "p5-server-py-spy.txt"
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "templiqx_mcp", str(settings.reference), str(settings.scratch / "p5-spy")],
+        cwd=str(settings.scratch),
+    )
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        await _over_mcp(session, arguments, 50)
+        (pid,) = _server_pids()
+        spy_bin = shutil.which("py-spy", path=str(Path(sys.executable).parent)) or "py-spy"
+        spy = subprocess.Popen(
+            [
+                spy_bin,
+                "record",
+                "-p",
+                str(pid),
+                "-d",
+                str(seconds),
+                "-r",
+                "500",
+                "--gil",
+                *_RAW,
+                str(out),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+        while spy.poll() is None:
+            await _over_mcp(session, arguments, 20)
+        if spy.returncode != 0 or not out.exists():
+            assert spy.stderr is not None
+            raise BenchmarkError(f"py-spy failed: {spy.stderr.read().decode(errors='replace')}")
+    return out
+
+
+def _summarise(samples: Path, top: int = 40) -> None:
+    own: Counter[str] = Counter()
+    inclusive: Counter[str] = Counter()
+    total = 0
+    for line in samples.read_text().splitlines():
+        stack, _, count = line.rpartition(" ")
+        if not stack:
+            continue
+        frames = [
+            frame.split(":")[0] + ")" if ":" in frame else frame for frame in stack.split(";")
+        ]
+        total += int(count)
+        own[frames[-1]] += int(count)
+        for frame in set(frames):
+            inclusive[frame] += int(count)
+    print(f"MCP server, samples holding the GIL: {total}")
+    for title, counter in (("own", own), ("inclusive", inclusive)):
+        print(f"\n{title}:")
+        for frame, count in counter.most_common(top):
+            print(f"{count / total:7.1%}  {frame}")
+
+
+def subject_for_profile(settings: Settings) -> Callable[[], object]:
+    """The server side: py-spy samples the MCP server (GIL holders only) during calls."""
+    return lambda: _summarise(anyio.run(_spy_on_server, settings, 8))
