@@ -168,6 +168,27 @@ def test_unknown_operation(scratch_root: Path, make_service: Factory) -> None:
         assert diagnostic.message == f"unknown operation '{name}'"
 
 
+def test_unknown_operation_names_that_are_not_short_strings(
+    scratch_root: Path, make_service: Factory
+) -> None:
+    # Regression (issue #9 R1): a deeply nested non-string name made invoke() raise
+    # RecursionError from str(name); a huge name was echoed whole.
+    service = make_service(scratch_root)
+    deep: list[object] = []
+    for _ in range(5_000):
+        deep = [deep]
+    for name, operation, message in [
+        (deep, "", "an operation name is a string, not list"),
+        (None, "", "an operation name is a string, not NoneType"),
+        (b"catalog", "", "an operation name is a string, not bytes"),
+        ("x" * 10_000, "x" * 10_000, f"unknown operation '{'x' * 120}...'"),
+    ]:
+        envelope = service.invoke(name, {})  # type: ignore[arg-type]
+        assert envelope.operation == operation
+        (diagnostic,) = envelope.diagnostics
+        assert (diagnostic.code, diagnostic.message) == ("TQX_UNKNOWN_OPERATION", message)
+
+
 def test_arguments_are_checked_strictly(scratch_root: Path, make_service: Factory) -> None:
     service = make_service(scratch_root)
     envelope = service.invoke(

@@ -154,25 +154,37 @@ class TempliqxService:
 
     def _call(
         self,
-        name: str,
+        name: object,
         arguments: Any,
         *,
         sink: StreamSink | None = None,
         cancel: CancelToken | None = None,
     ) -> OperationEnvelope:
         spec = operation_spec(name) if isinstance(name, str) else None
-        implementation = self._implementations.get(name) if spec is not None else None
+        implementation = None
+        if spec is not None:
+            implementation = self._implementations.get(spec.name)
         if spec is None or implementation is None:
+            # Never str() an arbitrary object: a deeply nested one raises RecursionError, a
+            # huge one would be echoed whole. Non-strings are named by type, long names cut.
+            if isinstance(name, str):
+                label = name
+                shown = name if len(name) <= 120 else name[:120] + "..."
+                message = f"unknown operation '{shown}'"
+            else:
+                label = ""
+                message = f"an operation name is a string, not {type(name).__name__}"
             return envelope(
-                str(name),
+                label,
                 diagnostics=[
                     error(
                         "TQX_UNKNOWN_OPERATION",
-                        f"unknown operation '{name}'",
+                        message,
                         help="call `catalog` for the operations this service offers",
                     )
                 ],
             )
+        name = spec.name
         if not isinstance(arguments, Mapping):
             return envelope(
                 name,
