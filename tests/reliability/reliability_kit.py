@@ -199,6 +199,7 @@ FIGURES = Figures()
 # --- envelope checks ----------------------------------------------------------------------
 
 CODE = re.compile(r"TQX_[A-Z0-9]+(?:_[A-Z0-9]+)*")
+CONTAINS = "envelope contains "
 
 
 def envelope_problems(
@@ -234,7 +235,7 @@ def envelope_problems(
         return problems
     for forbidden in forbidden_text:
         if forbidden and forbidden in text:
-            problems.append(f"envelope contains {forbidden!r:.60}")
+            problems.append(f"{CONTAINS}{forbidden!r:.60}")
     return problems
 
 
