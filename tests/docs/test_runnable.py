@@ -1,5 +1,7 @@
 """Every code block the documentation marks as runnable runs, so examples cannot rot.
 
+Pages: README.md, everything under docs/, and every distribution's README.
+
 The convention (see docs/index.md, "Conventions"):
 
 * a fenced block whose info string is ``sh runnable`` runs with ``bash -e -o pipefail``;
@@ -28,7 +30,10 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-PAGES = sorted([REPO / "README.md", *(REPO / "docs").rglob("*.md")])
+PAGES = sorted(
+    [REPO / "README.md", *(REPO / "docs").rglob("*.md"), REPO / "conformance" / "README.md"]
+    + [p.parent / "README.md" for p in REPO.glob("packages/*/pyproject.toml")]
+)
 TIMEOUT = 180
 _OPEN = re.compile(r"^(`{3,})(.*)$")
 
