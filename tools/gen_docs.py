@@ -529,10 +529,11 @@ def render(page: str, text: str) -> str:
     for name, build in BLOCKS[page].items():
         begin, end = BEGIN.format(name=name), END.format(name=name)
         pattern = re.compile(re.escape(begin) + r".*?" + re.escape(end), re.S)
-        if len(pattern.findall(text)) != 1:
+        found = list(pattern.finditer(text))
+        if len(found) != 1:
             raise ValueError(f"{page}: expected exactly one block '{name}' ({begin} ... {end})")
-        block = f"{begin}\n\n{build().strip()}\n\n{end}"
-        text = pattern.sub(lambda _match, block=block: block, text)
+        start, stop = found[0].span()
+        text = f"{text[:start]}{begin}\n\n{build().strip()}\n\n{end}{text[stop:]}"
     return text
 
 
