@@ -116,10 +116,12 @@ class Figures:
         key = (suite, measure)
         self.values[key] = self.values.get(key, 0) + amount
 
-    def peak(self, suite: str, measure: str, value: float) -> None:
+    def peak(self, suite: str, measure: str, value: float, unit: str = "") -> None:
         """Keep the largest value seen for ``measure``."""
         key = (suite, measure)
         self.values[key] = max(self.values.get(key, value), value)
+        if unit:
+            self.units[key] = unit
 
     def get(self, suite: str, measure: str) -> float:
         return self.values.get((suite, measure), 0)
