@@ -144,7 +144,7 @@ async def _measure(settings: Settings, row: Comparison) -> None:
             _in_process(service, arguments, 50)
             ours: list[float] = []
             theirs: list[float] = []
-            for index in range(settings.rounds(3, 2)):
+            for index in range(settings.rounds(5, 2)):
                 order = ("mcp", "local") if index % 2 == 0 else ("local", "mcp")
                 for side in order:
                     start = time.perf_counter()
