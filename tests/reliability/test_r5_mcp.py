@@ -15,11 +15,7 @@ write no traceback and exit 0 when stdin closes.
 from __future__ import annotations
 
 import json
-import os
 import random
-import subprocess
-import sys
-import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -28,6 +24,7 @@ from typing import Any
 
 import pytest
 import reliability_kit as kit
+from mcp_pipe import McpPipe, line, start
 
 SUITE = "R5"
 MESSAGES = kit.scaled(1_000, 10_000)
@@ -38,108 +35,20 @@ FD_SLACK = 2
 SCENARIO = "scenarios/stream-vip/manifest.json"
 
 
-@dataclass
-class Server:
-    process: subprocess.Popen[bytes]
-    stderr: Path
-    responses: dict[Any, dict[str, Any]] = field(default_factory=dict)
-    notifications: int = 0
-    non_protocol: list[bytes] = field(default_factory=list)
-    arrived: threading.Condition = field(default_factory=threading.Condition)
-    next_id: int = 1000
-
-    def send(self, data: bytes) -> None:
-        assert self.process.stdin is not None
-        self.process.stdin.write(data)
-        self.process.stdin.flush()
-
-    def request(self, method: str, params: Any = None) -> int:
-        self.next_id += 1
-        message: dict[str, Any] = {"jsonrpc": "2.0", "id": self.next_id, "method": method}
-        if params is not None:
-            message["params"] = params
-        self.send(_line(message))
-        return self.next_id
-
-    def wait_for(self, request_id: Any, timeout: float = ANSWER_S) -> dict[str, Any] | None:
-        deadline = time.monotonic() + timeout
-        with self.arrived:
-            while request_id not in self.responses:
-                left = deadline - time.monotonic()
-                if left <= 0 or self.process.poll() is not None:
-                    return None
-                self.arrived.wait(left)
-            return self.responses[request_id]
-
-    def fds(self) -> int:
-        return len(os.listdir(f"/proc/{self.process.pid}/fd"))
-
-
-def _line(message: Any) -> bytes:
-    return json.dumps(message, separators=(",", ":")).encode() + b"\n"
-
-
-def _read(server: Server) -> None:
-    assert server.process.stdout is not None
-    for raw in server.process.stdout:
-        try:
-            message = json.loads(raw)
-        except ValueError:
-            server.non_protocol.append(raw[:200])
-            continue
-        if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
-            server.non_protocol.append(raw[:200])
-            continue
-        with server.arrived:
-            if "id" in message and ("result" in message or "error" in message):
-                server.responses[_key(message["id"])] = message
-            else:
-                server.notifications += 1
-            server.arrived.notify_all()
-
-
-def _key(value: Any) -> Any:
-    return json.dumps(value, sort_keys=True) if isinstance(value, (dict, list)) else value
-
-
 @pytest.fixture
-def server(tmp_path: Path) -> Iterator[Server]:
+def server(tmp_path: Path) -> Iterator[McpPipe]:
     root = tmp_path / "root"
     kit.fresh_welcome(root)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("TEMPLIQX_")}
-    env.update(
-        TEMPLIQX_RUNTIME="mock",
-        TEMPLIQX_MOCK_SCENARIO=str(root / "welcome" / SCENARIO),
-        TEMPLIQX_MOCK_PACE_MS="15",
-    )
-    stderr = tmp_path / "stderr.txt"
-    with stderr.open("wb") as errors:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "templiqx_mcp", str(root)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=errors,
-            env=env,
-            cwd=tmp_path,
-        )
-    running = Server(process, stderr)
-    threading.Thread(target=_read, args=(running,), daemon=True).start()
-    initialize = running.request(
-        "initialize",
-        {
-            "protocolVersion": "2025-06-18",
-            "capabilities": {},
-            "clientInfo": {"name": "r5", "version": "0"},
-        },
-    )
-    assert running.wait_for(initialize) is not None, stderr.read_text()
-    running.send(_line({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+    env = {
+        "TEMPLIQX_RUNTIME": "mock",
+        "TEMPLIQX_MOCK_SCENARIO": str(root / "welcome" / SCENARIO),
+        "TEMPLIQX_MOCK_PACE_MS": "15",
+    }
+    running = start(root, env, tmp_path)
     try:
         yield running
     finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
+        running.close(2.0)
 
 
 # --- the hostile generator --------------------------------------------------------------------
@@ -187,13 +96,13 @@ NOT_RPC: list[Any] = [
 ]
 
 
-def _unknown(server: Server, rng: random.Random) -> bytes:
+def _unknown(server: McpPipe, rng: random.Random) -> bytes:
     server.next_id += 1
     method = rng.choice(["nope", "tools/nope", "resources/subscribe", "x" * 500, "", "../../"])
-    return _line({"jsonrpc": "2.0", "id": server.next_id, "method": method})
+    return line({"jsonrpc": "2.0", "id": server.next_id, "method": method})
 
 
-def _wrong_params(server: Server, rng: random.Random) -> bytes:
+def _wrong_params(server: McpPipe, rng: random.Random) -> bytes:
     server.next_id += 1
     method, params = rng.choice(
         [
@@ -215,7 +124,7 @@ def _wrong_params(server: Server, rng: random.Random) -> bytes:
             ("tools/list", {"cursor": {"x": 1}}),
         ]
     )
-    return _line({"jsonrpc": "2.0", "id": server.next_id, "method": method, "params": params})
+    return line({"jsonrpc": "2.0", "id": server.next_id, "method": method, "params": params})
 
 
 def _huge(size: int, rng: random.Random) -> bytes:
@@ -229,7 +138,7 @@ def _huge(size: int, rng: random.Random) -> bytes:
             "method": "tools/call",
             "params": {"name": "compile_contract", "arguments": {"package": "p" * size}},
         }
-        return _line(call)
+        return line(call)
     return b'{"jsonrpc":"2.0","method":"notifications/x","params":{"s":"' + b"y" * size + b'"}}'
 
 
@@ -241,7 +150,7 @@ class Tally:
     in_flight: list[int] = field(default_factory=list)
 
 
-def _valid_call(server: Server, rng: random.Random, tally: Tally) -> bytes:
+def _valid_call(server: McpPipe, rng: random.Random, tally: Tally) -> bytes:
     server.next_id += 1
     name, arguments = rng.choice(
         [
@@ -261,7 +170,7 @@ def _valid_call(server: Server, rng: random.Random, tally: Tally) -> bytes:
         ]
     )
     tally.expected.add(server.next_id)
-    return _line(
+    return line(
         {
             "jsonrpc": "2.0",
             "id": server.next_id,
@@ -271,12 +180,12 @@ def _valid_call(server: Server, rng: random.Random, tally: Tally) -> bytes:
     )
 
 
-def _streamed_call(server: Server, tally: Tally) -> bytes:
+def _streamed_call(server: McpPipe, tally: Tally) -> bytes:
     server.next_id += 1
     request = json.loads((kit.WELCOME / "scenarios" / "stream-vip" / "request.json").read_text())
     tally.in_flight.append(server.next_id)
     tally.expected.add(server.next_id)
-    return _line(
+    return line(
         {
             "jsonrpc": "2.0",
             "id": server.next_id,
@@ -296,7 +205,7 @@ def _streamed_call(server: Server, tally: Tally) -> bytes:
     )
 
 
-def _cancel(server: Server, rng: random.Random, tally: Tally) -> bytes:
+def _cancel(server: McpPipe, rng: random.Random, tally: Tally) -> bytes:
     choice = rng.randrange(4)
     if choice == 0 and tally.in_flight:
         target: Any = tally.in_flight.pop(rng.randrange(len(tally.in_flight)))
@@ -309,17 +218,17 @@ def _cancel(server: Server, rng: random.Random, tally: Tally) -> bytes:
         target = server.next_id + 5  # a request that has not been sent yet
     kit.FIGURES.add(SUITE, "cancel notifications sent")
     params: dict[str, Any] = {"requestId": target, "reason": "r5"}
-    return _line({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": params})
+    return line({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": params})
 
 
-def _message(server: Server, rng: random.Random, tally: Tally, huge: list[int]) -> bytes:
+def _message(server: McpPipe, rng: random.Random, tally: Tally, huge: list[int]) -> bytes:
     roll = rng.random()
     if huge and roll < 0.002:
         return _huge(huge.pop(), rng)
     if roll < 0.25:
         return rng.choice(MALFORMED) + rng.choice([b"\n", b"\r\n"])
     if roll < 0.45:
-        return _line(rng.choice(NOT_RPC))
+        return line(rng.choice(NOT_RPC))
     if roll < 0.55:
         return _unknown(server, rng)
     if roll < 0.70:
@@ -331,7 +240,7 @@ def _message(server: Server, rng: random.Random, tally: Tally, huge: list[int]) 
     return _cancel(server, rng, tally)
 
 
-def test_hostile_stdin_never_stops_the_server(server: Server) -> None:
+def test_hostile_stdin_never_stops_the_server(server: McpPipe) -> None:
     figures = kit.FIGURES
     figures.expect(SUITE, "messages sent", ">=", MESSAGES)
     figures.expect(SUITE, "valid calls unanswered", "==", 0)
@@ -351,7 +260,7 @@ def test_hostile_stdin_never_stops_the_server(server: Server) -> None:
         if tally.sent % PING_EVERY == 0:
             ping = server.request("ping")
             figures.add(SUITE, "valid calls checked")
-            if server.wait_for(ping) is None:
+            if server.wait_for(ping, ANSWER_S) is None:
                 figures.add(SUITE, "valid calls unanswered")
                 pytest.fail(f"no answer to ping {ping} after {tally.sent} messages")
             fds = server.fds()
@@ -366,7 +275,7 @@ def test_hostile_stdin_never_stops_the_server(server: Server) -> None:
     unanswered = [
         request_id
         for request_id in sorted(tally.expected - tally.cancelled)
-        if server.wait_for(request_id) is None
+        if server.wait_for(request_id, ANSWER_S) is None
     ]
     figures.add(SUITE, "valid calls checked", len(tally.expected - tally.cancelled))
     figures.add(SUITE, "valid calls unanswered", len(unanswered))
@@ -383,9 +292,7 @@ def test_hostile_stdin_never_stops_the_server(server: Server) -> None:
     figures.add(SUITE, "file descriptors leaked", max(0, final_fds - baseline - FD_SLACK))
     figures.add(SUITE, "non-JSON-RPC output lines", len(server.non_protocol))
 
-    assert server.process.stdin is not None
-    server.process.stdin.close()
-    assert server.process.wait(timeout=10) == 0
+    assert server.close() == 0
     errors = server.stderr.read_text("utf-8", "replace")
     figures.add(SUITE, "server tracebacks", errors.count("Traceback"))
     assert not unanswered, f"{len(unanswered)} valid calls never answered: {unanswered[:10]}"
