@@ -5,6 +5,14 @@ binder. A mismatch (unknown, missing or mistyped argument) is an ``isError`` res
 names each offending argument; every other outcome — ``ok:false`` included — is a normal result
 carrying the envelope as ``structuredContent`` and as compact, key-sorted JSON text. An unknown
 tool is the JSON-RPC error -32602.
+
+Where a call runs depends on its operation. ``execute_contract`` consults a cancel token and may
+wait on a runtime for minutes: it runs through :func:`~templiqx_mcp.calls.run_cancellable`. The
+operations in :data:`ON_THE_LOOP` only read one or two contracts and compute, in milliseconds:
+they run on the event loop itself, since handing them to a worker thread costs two thread
+wake-ups per call, which on a busy machine cost more than the work. Every other operation (work
+over a whole package or the packages root, writes, evals, artifacts) runs on a worker thread
+(:func:`~templiqx_mcp.calls.run_on_worker`), so the server keeps reading while it works.
 """
 
 from __future__ import annotations
@@ -19,12 +27,27 @@ from mcp.shared.exceptions import MCPError
 
 from templiqx_application import CATALOG, OperationSpec, TempliqxService, bind_arguments
 from templiqx_contracts import OperationEnvelope
-from templiqx_mcp.calls import ProgressSink, run_cancellable
+from templiqx_mcp.calls import ProgressSink, run_cancellable, run_on_worker
 from templiqx_mcp.schemas import ENVELOPE_SCHEMA, input_schema
 
-__all__ = ["INVALID_PARAMS", "ToolSet", "envelope_result", "envelope_text"]
+__all__ = ["INVALID_PARAMS", "ON_THE_LOOP", "ToolSet", "envelope_result", "envelope_text"]
 
 INVALID_PARAMS = -32602
+
+ON_THE_LOOP = frozenset(
+    {
+        "catalog",
+        "compile_contract",
+        "diff_contract",
+        "explain_contract",
+        "inspect_contract",
+        "render_contract",
+        "validate_contract",
+    }
+)
+"""The operations run on the event loop: each reads at most two contracts and computes."""
+
+_CANCELLABLE = "execute_contract"
 
 
 def envelope_text(data: Any) -> str:
@@ -97,14 +120,20 @@ class ToolSet:
         _, problems = bind_arguments(spec, arguments)
         if problems:
             return _argument_error("; ".join(d.message for d in problems))
-        cancel = threading.Event()
+        name = spec.name
         service = self._service
-        sink = (
-            ProgressSink(ctx.session.report_progress, cancel)
-            if _streams(spec, arguments) and _has_progress_token(ctx)
-            else None
-        )
-        envelope = await run_cancellable(
-            lambda: service.invoke(spec.name, arguments, sink=sink, cancel=cancel), cancel
-        )
+        if name in ON_THE_LOOP:
+            envelope = service.invoke(name, arguments)
+        elif name == _CANCELLABLE:
+            cancel = threading.Event()
+            sink = (
+                ProgressSink(ctx.session.report_progress, cancel)
+                if _streams(spec, arguments) and _has_progress_token(ctx)
+                else None
+            )
+            envelope = await run_cancellable(
+                lambda: service.invoke(name, arguments, sink=sink, cancel=cancel), cancel
+            )
+        else:
+            envelope = await run_on_worker(lambda: service.invoke(name, arguments))
         return envelope_result(envelope)
