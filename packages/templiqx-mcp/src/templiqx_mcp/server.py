@@ -23,6 +23,7 @@ from templiqx_local.compose import RuntimeSelectionError, compose, load_runtime
 from templiqx_local.workspace import DEFAULT_WORKSPACE_DIR
 from templiqx_mcp.guidance import Guidance, ServerSetting, instructions
 from templiqx_mcp.tools import ToolSet
+from templiqx_mcp.wire import WireLines, WireWriter, claim_stdio
 from templiqx_ports import PortError
 
 __all__ = [
@@ -62,9 +63,17 @@ def build_server(service: TempliqxService, setting: ServerSetting) -> Server[Any
 
 
 async def serve_stdio(server: Server[Any]) -> None:
-    """Serve one client over stdin/stdout until stdin closes."""
-    async with stdio_server() as (read_stream, write_stream):
-        await server.run(read_stream, write_stream, server.create_initialization_options())
+    """Serve one client over stdin/stdout until stdin closes.
+
+    The SDK's stdio transport is given the wire's files (:mod:`templiqx_mcp.wire`), which read
+    and write pipes from the event loop instead of on a worker thread per line.
+    """
+    with claim_stdio() as (wire_in, wire_out):
+        async with stdio_server(WireLines(wire_in), WireWriter(wire_out)) as (
+            read_stream,
+            write_stream,
+        ):
+            await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
 def setting_from(argv: list[str], environ: Mapping[str, str]) -> ServerSetting:
