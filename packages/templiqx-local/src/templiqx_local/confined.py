@@ -222,7 +222,29 @@ def read_optional_file(
 
     With ``max_bytes``, a larger file is :class:`InvalidDataError` naming ``limit`` (the
     constant that sets it), decided from its size before anything is read.
+
+    A file atomically replaced between its ``lstat`` and its ``open`` (a concurrent write) is
+    looked up again: what is read is always the file that was checked, and a reader racing a
+    writer sees the old or the new bytes, never a spurious error.
     """
+    for _ in range(_REOPEN_ATTEMPTS - 1):
+        data = _read_checked(parent, name, display, max_bytes, limit)
+        if data is not _REPLACED:
+            return data if isinstance(data, bytes) else None
+    data = _read_checked(parent, name, display, max_bytes, limit)
+    if data is _REPLACED:
+        raise InvalidPathError(f"{display} changed while it was being opened")
+    return data if isinstance(data, bytes) else None
+
+
+_REOPEN_ATTEMPTS = 8
+_REPLACED = object()
+
+
+def _read_checked(
+    parent: DirHandle, name: str, display: str, max_bytes: int | None, limit: str
+) -> bytes | object | None:
+    """The file's bytes, ``None`` when missing, or ``_REPLACED`` when it changed under us."""
     info = lstat_entry(parent, name, display=display)
     if info is None:
         return None
@@ -237,9 +259,9 @@ def read_optional_file(
     try:
         with os_errors(display):
             opened = os.fstat(fd)
-            check_regular(opened, name, display)
             if (opened.st_dev, opened.st_ino) != (info.st_dev, info.st_ino):
-                raise InvalidPathError(f"{display} changed while it was being opened")
+                return _REPLACED
+            check_regular(opened, name, display)
             _refuse_size(opened, display, max_bytes, limit)
             os.set_blocking(fd, True)
             chunks: list[bytes] = []
