@@ -127,21 +127,41 @@ def delete_package(
     return envelope(operation, result=manifest, fingerprints={"package": removed})
 
 
+_CONSISTENT_READ_ATTEMPTS = 8
+
+
 def export_package_identity(ctx: ServiceContext, package: str) -> OperationEnvelope:
-    """The identity; fingerprints ``package_identity`` and ``manifest`` (the signing CAS token)."""
+    """The identity; fingerprints ``package_identity`` and ``manifest`` (the signing CAS token).
+
+    The manifest and the identity are two reads of a store that takes no read lock; they are
+    repeated until the identity covers the manifest that was read, so the ``manifest`` token
+    always belongs to the state the result shows (a concurrent write in between used to pair
+    one state's identity with another's token).
+    """
     operation = "export_package_identity"
-    try:
-        identity = ctx.store.package_identity(package)
-    except PortError as exc:
-        return port_failure(operation, exc)
-    try:
-        manifest_fingerprint = fingerprint(ctx.store.manifest(package))
-    except PortError:
-        manifest_fingerprint = ""
+    for _ in range(_CONSISTENT_READ_ATTEMPTS):
+        try:
+            manifest = ctx.store.manifest(package)
+            identity = ctx.store.package_identity(package)
+        except PortError as exc:
+            return port_failure(operation, exc)
+        if identity.manifest == normalized_manifest(manifest):
+            return envelope(
+                operation,
+                result=identity,
+                fingerprints={
+                    "package_identity": fingerprint(identity),
+                    "manifest": fingerprint(manifest),
+                },
+            )
     return envelope(
         operation,
-        result=identity,
-        fingerprints={"package_identity": fingerprint(identity), "manifest": manifest_fingerprint},
+        diagnostics=[
+            error(
+                "TQX_CAS_CONFLICT",
+                f"package '{package}' kept changing while its identity was read; retry",
+            )
+        ],
     )
 
 
