@@ -157,6 +157,40 @@ def test_typed_methods_and_invoke_give_identical_envelopes(
     assert service.invoke("catalog").to_builtins() == service.catalog().to_builtins()
 
 
+def test_invoke_bound_runs_what_bind_arguments_bound(
+    reference: Path, make_service: Factory
+) -> None:
+    service = make_service(reference)
+    cases = [
+        (
+            "compile_contract",
+            {
+                "package": "crm3",
+                "contract": "bli-61-date-term-extraction",
+                "capabilities": ["structured_output"],
+            },
+        ),
+        ("explain_contract", {"package": "crm3", "contract": "bli-61-date-term-extraction"}),
+        ("validate_contract", {"package": "crm3", "contract": "missing"}),
+        ("catalog", {}),
+    ]
+    for name, arguments in cases:
+        spec = operation_spec(name)
+        assert spec is not None
+        bound, diagnostics = bind_arguments(spec, arguments)
+        assert diagnostics == []
+        kept = dict(bound)
+        assert service.invoke_bound(name, bound).to_builtins() == (
+            service.invoke(name, arguments).to_builtins()
+        ), name
+        assert bound == kept, "the bound arguments are not changed"
+    unknown = service.invoke_bound("nope", {})
+    assert [d.code for d in unknown.diagnostics] == ["TQX_UNKNOWN_OPERATION"]
+    assert unknown.to_builtins() == service.invoke("nope", {}).to_builtins()
+    wrong = service.invoke_bound("catalog", {"package": "crm3"})
+    assert [d.code for d in wrong.diagnostics] == ["TQX_INTERNAL"], "never raises"
+
+
 def test_unknown_operation(scratch_root: Path, make_service: Factory) -> None:
     service = make_service(scratch_root)
     for name in ("migrate_legacy", "nope", "assess_quality_proposals"):

@@ -11,7 +11,12 @@ from typing import Any
 
 import pytest
 
-from templiqx_application import DeterministicFakeRuntime, TempliqxService
+from templiqx_application import (
+    DeterministicFakeRuntime,
+    TempliqxService,
+    bind_arguments,
+    operation_spec,
+)
 from templiqx_contracts import (
     AdapterDescriptor,
     CompiledInteraction,
@@ -390,3 +395,13 @@ def test_invoke_forwards_the_live_sink_and_cancel_token(
     stopped = service.invoke("execute_contract", arguments, cancel=cancel)
     assert [d.code for d in stopped.diagnostics] == ["TQX_RUNTIME_CANCELLED"]
     assert service.invoke("list_evals", {"package": "streams"}, sink=live.append).ok
+    spec = operation_spec("execute_contract")
+    assert spec is not None
+    bound, _ = bind_arguments(spec, arguments)
+    live.clear()
+    bound_envelope = service.invoke_bound("execute_contract", bound, sink=live.append)
+    assert bound_envelope.to_builtins() == envelope.to_builtins()
+    assert live == bound_envelope.stream_events
+    assert [
+        d.code for d in service.invoke_bound("execute_contract", bound, cancel=cancel).diagnostics
+    ] == ["TQX_RUNTIME_CANCELLED"]

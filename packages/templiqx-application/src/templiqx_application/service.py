@@ -19,7 +19,7 @@ from typing import Any
 
 from templiqx_application import artifacts, authoring, evals, execution, packages, validation
 from templiqx_application.authorized_context import Clock, utc_now
-from templiqx_application.catalog import CATALOG, bind_arguments, operation_spec
+from templiqx_application.catalog import CATALOG, OperationSpec, bind_arguments, operation_spec
 from templiqx_application.context import ServiceContext, envelope
 from templiqx_application.diagnostics import error
 from templiqx_application.fake_runtime import DeterministicFakeRuntime
@@ -152,6 +152,57 @@ class TempliqxService:
         """
         return self._call(name, {} if arguments is None else arguments, sink=sink, cancel=cancel)
 
+    def invoke_bound(
+        self,
+        name: str,
+        bound: Mapping[str, Any],
+        *,
+        sink: StreamSink | None = None,
+        cancel: CancelToken | None = None,
+    ) -> OperationEnvelope:
+        """Run the catalog operation ``name`` with arguments that are already bound.
+
+        ``bound`` is what :func:`~templiqx_application.bind_arguments` returned for the
+        operation's spec without diagnostics; it is not checked again. This is for a surface
+        that binds first to report argument problems its own way (the MCP server answers them
+        as a tool error) and would otherwise bind every call twice. An unknown ``name`` is
+        ``TQX_UNKNOWN_OPERATION`` as with :meth:`invoke`; ``sink`` and ``cancel`` are passed on
+        as :meth:`invoke` does.
+        """
+        found = self._operation(name)
+        if isinstance(found, OperationEnvelope):
+            return found
+        spec, implementation = found
+        return self._run(spec.name, implementation, dict(bound), sink, cancel)
+
+    def _operation(self, name: object) -> tuple[OperationSpec, _Implementation] | OperationEnvelope:
+        """The spec and implementation of ``name``, or the envelope refusing it."""
+        spec = operation_spec(name) if isinstance(name, str) else None
+        implementation = None
+        if spec is not None:
+            implementation = self._implementations.get(spec.name)
+        if spec is not None and implementation is not None:
+            return spec, implementation
+        # Never str() an arbitrary object: a deeply nested one raises RecursionError, a
+        # huge one would be echoed whole. Non-strings are named by type, long names cut.
+        if isinstance(name, str):
+            label = name
+            shown = name if len(name) <= 120 else name[:120] + "..."
+            message = f"unknown operation '{shown}'"
+        else:
+            label = ""
+            message = f"an operation name is a string, not {type(name).__name__}"
+        return envelope(
+            label,
+            diagnostics=[
+                error(
+                    "TQX_UNKNOWN_OPERATION",
+                    message,
+                    help="call `catalog` for the operations this service offers",
+                )
+            ],
+        )
+
     def _call(
         self,
         name: object,
@@ -160,34 +211,13 @@ class TempliqxService:
         sink: StreamSink | None = None,
         cancel: CancelToken | None = None,
     ) -> OperationEnvelope:
-        spec = operation_spec(name) if isinstance(name, str) else None
-        implementation = None
-        if spec is not None:
-            implementation = self._implementations.get(spec.name)
-        if spec is None or implementation is None:
-            # Never str() an arbitrary object: a deeply nested one raises RecursionError, a
-            # huge one would be echoed whole. Non-strings are named by type, long names cut.
-            if isinstance(name, str):
-                label = name
-                shown = name if len(name) <= 120 else name[:120] + "..."
-                message = f"unknown operation '{shown}'"
-            else:
-                label = ""
-                message = f"an operation name is a string, not {type(name).__name__}"
-            return envelope(
-                label,
-                diagnostics=[
-                    error(
-                        "TQX_UNKNOWN_OPERATION",
-                        message,
-                        help="call `catalog` for the operations this service offers",
-                    )
-                ],
-            )
-        name = spec.name
+        found = self._operation(name)
+        if isinstance(found, OperationEnvelope):
+            return found
+        spec, implementation = found
         if not isinstance(arguments, Mapping):
             return envelope(
-                name,
+                spec.name,
                 diagnostics=[
                     error(
                         "TQX_ARGUMENT_INVALID",
@@ -198,7 +228,17 @@ class TempliqxService:
             )
         bound, diagnostics = bind_arguments(spec, arguments)
         if diagnostics:
-            return envelope(name, diagnostics=diagnostics)
+            return envelope(spec.name, diagnostics=diagnostics)
+        return self._run(spec.name, implementation, bound, sink, cancel)
+
+    @staticmethod
+    def _run(
+        name: str,
+        implementation: _Implementation,
+        bound: dict[str, Any],
+        sink: StreamSink | None,
+        cancel: CancelToken | None,
+    ) -> OperationEnvelope:
         if name == "execute_contract":
             bound["sink"] = sink
             bound["cancel"] = cancel

@@ -1,10 +1,11 @@
 """The MCP tools: one per catalog operation, named as the operation.
 
 A call's arguments are checked against the operation's parameters by the application's own
-binder. A mismatch (unknown, missing or mistyped argument) is an ``isError`` result whose text
-names each offending argument; every other outcome — ``ok:false`` included — is a normal result
-carrying the envelope as ``structuredContent`` and as compact, key-sorted JSON text. An unknown
-tool is the JSON-RPC error -32602.
+binder, once: what it binds goes to ``TempliqxService.invoke_bound``. A mismatch (unknown,
+missing or mistyped argument) is an ``isError`` result whose text names each offending argument;
+every other outcome — ``ok:false`` included — is a normal result carrying the envelope as
+``structuredContent`` and as compact, key-sorted JSON text. An unknown tool is the JSON-RPC
+error -32602.
 
 Where a call runs depends on its operation. ``execute_contract`` consults a cancel token and may
 wait on a runtime for minutes: it runs through :func:`~templiqx_mcp.calls.run_cancellable`. The
@@ -116,24 +117,23 @@ class ToolSet:
         spec = self._specs.get(params.name)
         if spec is None:
             raise MCPError(code=INVALID_PARAMS, message="tool not found")
-        arguments = dict(params.arguments or {})
-        _, problems = bind_arguments(spec, arguments)
+        bound, problems = bind_arguments(spec, params.arguments or {})
         if problems:
             return _argument_error("; ".join(d.message for d in problems))
         name = spec.name
         service = self._service
         if name in ON_THE_LOOP:
-            envelope = service.invoke(name, arguments)
+            envelope = service.invoke_bound(name, bound)
         elif name == _CANCELLABLE:
             cancel = threading.Event()
             sink = (
                 ProgressSink(ctx.session.report_progress, cancel)
-                if _streams(spec, arguments) and _has_progress_token(ctx)
+                if _streams(spec, bound) and _has_progress_token(ctx)
                 else None
             )
             envelope = await run_cancellable(
-                lambda: service.invoke(name, arguments, sink=sink, cancel=cancel), cancel
+                lambda: service.invoke_bound(name, bound, sink=sink, cancel=cancel), cancel
             )
         else:
-            envelope = await run_on_worker(lambda: service.invoke(name, arguments))
+            envelope = await run_on_worker(lambda: service.invoke_bound(name, bound))
         return envelope_result(envelope)
