@@ -210,8 +210,9 @@ def _cancel(server: McpPipe, rng: random.Random, tally: Tally) -> bytes:
     if choice == 0 and tally.in_flight:
         target: Any = tally.in_flight.pop(rng.randrange(len(tally.in_flight)))
         tally.cancelled.add(target)  # may or may not be answered: both are fine
-    elif choice == 1:
-        target = rng.choice(sorted(tally.expected)) if tally.expected else 1  # maybe finished
+    elif choice == 1:  # an earlier call, finished or not: it may now go unanswered
+        target = rng.choice(sorted(tally.expected)) if tally.expected else 1
+        tally.cancelled.add(target)
     elif choice == 2:
         target = rng.choice([999_999_999, "no-such-id", None, {"x": 1}])
     else:
