@@ -19,10 +19,12 @@ over a whole package or the packages root, writes, evals, artifacts) runs on a w
 from __future__ import annotations
 
 import json
+import struct
 import threading
 from typing import Any
 
 import mcp.types as types
+import msgspec
 from mcp.server.context import ServerRequestContext
 from mcp.shared.exceptions import MCPError
 
@@ -51,8 +53,45 @@ ON_THE_LOOP = frozenset(
 _CANCELLABLE = "execute_contract"
 
 
+_encode_sorted = msgspec.json.Encoder(order="sorted").encode
+_encode_msgpack = msgspec.msgpack.Encoder().encode
+_FLOAT64 = b"\xcb"  # msgpack's float64 marker; msgspec writes every float as one
+_read_double = struct.Struct(">d").unpack_from
+
+
+def _floats_print_alike(packed: bytes) -> bool:
+    """Whether every float in this msgpack encoding prints the same in msgspec and ``json``.
+
+    The two agree on zero and on magnitudes from 1e-4 below 1e16 (plain digits); ``json``
+    writes others as ``1e+16`` or ``1e-05`` where msgspec writes ``1e16`` and ``0.00001``, and
+    NaN and infinities as ``NaN``/``Infinity`` where msgspec writes ``null``. A ``0xcb`` byte
+    inside a string or an integer reads as a false alarm, which only costs the slow path.
+    """
+    at = packed.find(_FLOAT64)
+    last = len(packed) - 9
+    while 0 <= at <= last:
+        value = _read_double(packed, at + 1)[0]
+        if not (value == 0.0 or 1e-4 <= abs(value) < 1e15):
+            return False
+        at = packed.find(_FLOAT64, at + 1)
+    return True
+
+
 def envelope_text(data: Any) -> str:
-    """Compact JSON with keys sorted at every level and raw UTF-8."""
+    """Compact JSON with keys sorted at every level and raw UTF-8.
+
+    For JSON data (what ``to_builtins`` returns) the text is byte for byte
+    ``json.dumps(data, separators=(",", ":"), sort_keys=True, ensure_ascii=False)``, written by
+    msgspec (several times faster). What msgspec writes differently or refuses (floats printed
+    with an exponent, NaN and infinities, integers outside 64 bits, non-string keys) goes to
+    ``json.dumps`` itself.
+    """
+    try:
+        text = _encode_sorted(data)
+        if _floats_print_alike(_encode_msgpack(data)):
+            return text.decode("utf-8")
+    except (TypeError, ValueError, OverflowError, msgspec.EncodeError):
+        pass
     return json.dumps(data, separators=(",", ":"), sort_keys=True, ensure_ascii=False)
 
 
