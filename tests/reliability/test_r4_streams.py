@@ -2,11 +2,12 @@
 
 Every fault of the live adapter's proofs (success, tool calls, in-band error, malformed frame,
 drop and clean close without ``[DONE]``, deadline, oversize, over-long line, refusal, content
-filter, truncation, invalid UTF-8, cancellation, HTTP errors before the stream, a silent
-server) is served by a loopback HTTP server on 127.0.0.1, its bytes re-split at different
-boundaries (one write per frame, the whole body at once, every byte alone, random cut points,
-cuts inside multi-byte characters, CRLF line ends split between ``\\r`` and ``\\n``), with
-chunked or close-delimited framing, by a fast server and by a slow one. For every case:
+filter, truncation, invalid UTF-8, no choices, unparseable tool arguments, cancellation, HTTP
+errors and redirects before the stream, a JSON answer to a streaming request, a silent server)
+is served by a loopback HTTP server on 127.0.0.1, its bytes re-split at different boundaries
+(one write per frame, the whole body at once, every byte alone, random cut points, cuts inside
+multi-byte characters, CRLF line ends split between ``\\r`` and ``\\n``), with chunked or
+close-delimited framing, by a fast server and by a slow one. For every case:
 
 * the sink receives exactly one terminal event (``Complete`` or ``Failed``), and it is last;
 * ``execute_streaming`` returns the receipt in the ``Complete`` or raises the error in the
@@ -230,6 +231,33 @@ FAULTS = [
         "cut off at length",
         [_chunk('{"ok":'), _chunk(finish="length")],
         code="TQX_RUNTIME_INVALID_RESPONSE",
+    ),
+    Fault(
+        "stream without choices",
+        [USAGE, {"choices": []}],
+        code="TQX_RUNTIME_INVALID_RESPONSE",
+    ),
+    Fault(
+        "unparseable tool arguments",
+        [
+            _chunk(tool_calls=[_tool(0, id="c", name="f", arguments='{"broken"')]),
+            _chunk(finish="tool_calls"),
+        ],
+        code="TQX_RUNTIME_INVALID_RESPONSE",
+    ),
+    Fault(
+        "a JSON answer to a streaming request",
+        reply=lambda: Reply.json(
+            {"choices": [{"index": 0, "message": {"content": '{"ok":true}'}}]}
+        ),
+        code="TQX_RUNTIME_INVALID_RESPONSE",
+        splittable=False,
+    ),
+    Fault(
+        "a redirect",
+        reply=lambda: Reply.error(307, headers=[("Location", "http://127.0.0.1:9/elsewhere")]),
+        code="TQX_RUNTIME_PERMANENT",
+        splittable=False,
     ),
     Fault(
         "HTTP 500 before the stream",
