@@ -67,7 +67,7 @@ def test_catalog_imports_neither_click_nor_the_service_and_touches_nothing(
         "from templiqx_cli import main\n"
         f"code = main(['--root', {str(missing_root)!r}, 'catalog', '--json'])\n"
         "heavy = sorted(m for m in ('click', 'templiqx_application', 'templiqx_core', 'mcp',"
-        " 'msgspec', 'json') if m in sys.modules)\n"
+        " 'msgspec', 'json', 'typing') if m in sys.modules)\n"
         "print(code, heavy, file=sys.stderr)\n"
     )
     try:
