@@ -23,6 +23,7 @@ from templiqx_contracts import (
     decode_json,
     fingerprint,
 )
+from templiqx_local import FilesystemPackageStore
 from templiqx_mock import ScriptedRuntime
 from templiqx_ports import RuntimeFailureCode
 
@@ -199,6 +200,46 @@ def test_a_contract_that_does_not_load_is_one_failed_case(
     listed = service.list_evals("pkg")
     assert listed.result == [EvalCase(contract_id="hello", fixture_id="ada")]
     assert [d.code for d in listed.diagnostics] == ["TQX_PARSE_YAML"]
+
+
+def test_each_contract_is_read_once_for_all_its_fixtures(
+    scratch_root: Path,
+    make_service: Factory,
+    write_pkg: Callable[..., Path],
+    greeting: Callable[..., str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    three = greeting().replace(
+        "evals:\n",
+        "evals:\n"
+        "  - id: bea\n    inputs: {name: Bea}\n    fake_output: {greeting: Hello Bea}\n"
+        "  - id: cy\n    inputs: {name: Cy}\n    fake_output: {greeting: 7}\n",
+    )
+    write_pkg(scratch_root, "pkg", contracts={"hello": three, "other": greeting("other")})
+    reads: list[str] = []
+    original = FilesystemPackageStore.contract_source
+
+    def counting(self: FilesystemPackageStore, package: str, contract_id: str) -> str:
+        reads.append(contract_id)
+        return original(self, package, contract_id)
+
+    monkeypatch.setattr(FilesystemPackageStore, "contract_source", counting)
+    service = make_service(scratch_root)
+    report = service.test_package("pkg", capabilities=CAPS).result
+    assert isinstance(report, TestReport)
+    assert [(case.contract_id, case.fixture_id, case.passed) for case in report.cases] == [
+        ("hello", "bea", True),
+        ("hello", "cy", False),
+        ("hello", "ada", True),
+        ("other", "ada", True),
+    ]
+    assert reads == ["hello", "other"]
+    reads.clear()
+    single = service.run_eval("pkg", "hello", "cy", capabilities=CAPS)
+    assert [d.code for d in single.diagnostics] == ["TQX_TEST_FAILED"]
+    assert single.result == report.cases[1]
+    assert [d.code for d in report.cases[1].diagnostics] == ["TQX_OUTPUT_SCHEMA"]
+    assert reads == ["hello"]
 
 
 def test_package_without_contracts_is_ok_and_empty(

@@ -2,7 +2,8 @@
 
 Whatever runtime the service is composed with, evals never call a live model (DECISIONS 14):
 each fixture's ``fake_output`` is what the deterministic fake runtime returns, and the case
-passes when the execution envelope is ok.
+passes when the execution envelope is ok. A contract is loaded once for all its fixtures (the
+load that lists them is the one they run on).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from templiqx_application.context import ServiceContext, envelope, port_failure
 from templiqx_application.diagnostics import error
 from templiqx_application.execution import execute_contract
 from templiqx_contracts import (
+    Contract,
     EvalCase,
     EvalFixture,
     OperationEnvelope,
@@ -29,8 +31,10 @@ def run_fixture(
     contract_id: str,
     fixture: EvalFixture,
     capabilities: list[str],
+    *,
+    loaded: Contract | None = None,
 ) -> TestCaseResult:
-    """Execute one fixture on the fake runtime."""
+    """Execute one fixture on the fake runtime (``loaded``: the contract, if already loaded)."""
     outcome = execute_contract(
         ctx,
         ctx.eval_runtime,
@@ -40,6 +44,7 @@ def run_fixture(
         capabilities,
         fixture_output=fixture.fake_output,
         stream=False,
+        loaded=loaded,
     )
     return TestCaseResult(
         contract_id=contract_id,
@@ -72,7 +77,11 @@ def test_package(ctx: ServiceContext, package: str, capabilities: list[str]) -> 
             )
             continue
         for fixture in loaded.contract.evals:
-            cases.append(run_fixture(ctx, package, contract_id, fixture, capabilities))
+            cases.append(
+                run_fixture(
+                    ctx, package, contract_id, fixture, capabilities, loaded=loaded.contract
+                )
+            )
     passed = sum(1 for case in cases if case.passed)
     failed = len(cases) - passed
     diagnostics = (
@@ -123,7 +132,7 @@ def run_eval(
                 )
             ],
         )
-    case = run_fixture(ctx, package, contract, fixture, capabilities)
+    case = run_fixture(ctx, package, contract, fixture, capabilities, loaded=loaded.contract)
     diagnostics = (
         [] if case.passed else [error("TQX_TEST_FAILED", f"fixture '{fixture_id}' failed", "/case")]
     )

@@ -25,6 +25,7 @@ from templiqx_application.translations import inject_translations
 from templiqx_contracts import (
     CompiledInteraction,
     Complete,
+    Contract,
     Diagnostic,
     ExecutionReceipt,
     ExecutionRequest,
@@ -52,11 +53,19 @@ def prepare_interaction(
     contract_id: str,
     request: RenderRequest,
     capabilities: list[str],
+    *,
+    loaded: Contract | None = None,
 ) -> tuple[CompiledInteraction | None, list[Diagnostic]]:
-    """Load, enrich and compile; the interaction, or the diagnostics that stopped it."""
-    loaded = ctx.loader.load(package, contract_id)
-    if loaded.contract is None:
-        return None, loaded.diagnostics
+    """Load, enrich and compile; the interaction, or the diagnostics that stopped it.
+
+    ``loaded`` is the contract when the caller has already loaded it through ``ctx.loader``
+    (evals run several fixtures of one load); nothing later changes a loaded contract.
+    """
+    if loaded is None:
+        outcome = ctx.loader.load(package, contract_id)
+        if outcome.contract is None:
+            return None, outcome.diagnostics
+        loaded = outcome.contract
     try:
         manifest = ctx.store.manifest(package)
     except PortError as exc:
@@ -71,7 +80,7 @@ def prepare_interaction(
         diagnostics = validate_authorized_context(enriched.context, ctx.clock())
         if diagnostics:
             return None, diagnostics
-    interaction, diagnostics = compile_interaction(loaded.contract, enriched, capabilities)
+    interaction, diagnostics = compile_interaction(loaded, enriched, capabilities)
     diagnostics = address(diagnostics, package, contract_id)
     if interaction is None or has_errors(diagnostics):
         return None, diagnostics
@@ -155,9 +164,15 @@ def execute_contract(
     sink: StreamSink | None = None,
     cancel: CancelToken | None = None,
     operation: str = "execute_contract",
+    loaded: Contract | None = None,
 ) -> OperationEnvelope:
-    """Run one interaction on ``runtime``; fingerprints ``request`` and ``output``."""
-    interaction, diagnostics = prepare_interaction(ctx, package, contract, request, capabilities)
+    """Run one interaction on ``runtime``; fingerprints ``request`` and ``output``.
+
+    ``loaded``: the contract, already loaded (see :func:`prepare_interaction`).
+    """
+    interaction, diagnostics = prepare_interaction(
+        ctx, package, contract, request, capabilities, loaded=loaded
+    )
     if interaction is None:
         return envelope(operation, diagnostics=diagnostics)
     offered = set(runtime.descriptor().capabilities)
