@@ -11,16 +11,20 @@ from __future__ import annotations
 
 import io
 import os
+import select
 import subprocess
 import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import anyio
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from templiqx_mcp import wire
 from templiqx_mcp.wire import WireLines, WireWriter
 
 PIECES = st.lists(
@@ -128,6 +132,38 @@ def test_writes_to_a_full_pipe_wait_without_blocking_the_loop() -> None:
     assert received.decode("utf-8") == message
     assert elapsed > 0.3, "the message is larger than the pipe, so the writer had to wait"
     assert ticks >= 10, "the event loop kept running while the pipe was full"
+
+
+def test_a_message_to_an_empty_pipe_is_one_write(monkeypatch: pytest.MonkeyPatch) -> None:
+    read_fd, write_fd = os.pipe()
+    sizes: list[int] = []
+    real_write = os.write
+
+    def counting(fd: int, data: Any) -> int:
+        sizes.append(len(data))
+        return real_write(fd, data)
+
+    monkeypatch.setattr(wire.os, "write", counting)
+    message = "€" * 7000 + "\n"  # 21 KB, more than PIPE_BUF
+
+    async def write(text: str) -> None:
+        writer = WireWriter(write_fd)
+        await writer.write(text)
+        await writer.flush()
+
+    try:
+        anyio.run(write, message)
+        assert os.read(read_fd, 1 << 16) == message.encode()
+        if sys.platform == "linux":
+            assert sizes == [len(message.encode())], "one write, so one wake-up of the reader"
+        sizes.clear()
+        real_write(write_fd, b"unread")
+        anyio.run(write, message)
+        assert max(sizes) <= select.PIPE_BUF, "a pipe holding data takes PIPE_BUF at a time"
+        assert os.read(read_fd, 1 << 16) == b"unread" + message.encode()
+    finally:
+        os.close(read_fd)
+        os.close(write_fd)
 
 
 def test_writes_to_a_regular_file(tmp_path: Path) -> None:

@@ -12,9 +12,11 @@ thread otherwise:
   ``encoding="utf-8", errors="replace"`` does: universal newlines (``\\r\\n`` and a lone ``\\r``
   end a line too), each line with its ``\\n``, the last one possibly without.
 * :class:`WireWriter` keeps what is written until ``flush`` and then sends it UTF-8 encoded. To a
-  pipe it writes at most ``PIPE_BUF`` bytes at a time and only once the pipe is writable, which
-  guarantees the write does not block: a client that stops reading stalls this writer, never the
-  event loop, so the server keeps reading (and seeing cancellations) as before.
+  pipe it writes only what the pipe takes at once, which guarantees the write does not block:
+  the whole message in one write when the pipe is empty (the client has read every earlier
+  message: the usual case, and one wake-up of the client per message), else at most
+  ``PIPE_BUF`` bytes once the pipe is writable. A client that stops reading stalls this writer,
+  never the event loop, so the server keeps reading (and seeing cancellations) as before.
 
 :func:`claim_stdio` does what the SDK does before serving its own files: the protocol moves to
 private duplicates of descriptors 0 and 1, and while the server runs the standard descriptors
@@ -30,7 +32,9 @@ import io
 import os
 import select
 import stat
+import struct
 import sys
+import termios
 import threading
 from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager, suppress
@@ -101,6 +105,7 @@ class WireWriter(anyio.AsyncFile[str]):
         self._pipe = stat.S_ISFIFO(_mode(fd))
         self._poll = select.poll()
         self._poll.register(fd, select.POLLOUT)
+        self._capacity = _pipe_capacity(fd) if self._pipe else 0
 
     async def write(self, text: str) -> int:
         """Keep ``text`` for the next :meth:`flush`."""
@@ -118,14 +123,39 @@ class WireWriter(anyio.AsyncFile[str]):
             return
         view = memoryview(data)
         while view:
-            if not self._poll.poll(0):
+            room = self._room()
+            if not room:
                 await anyio.wait_writable(self._fd)
-            view = view[os.write(self._fd, view[: select.PIPE_BUF]) :]
+                continue
+            view = view[os.write(self._fd, view[:room]) :]
+
+    def _room(self) -> int:
+        """Bytes one write to the pipe takes now without blocking (0: none yet)."""
+        if self._capacity and _unread(self._fd) == 0:
+            return self._capacity  # an empty pipe has all its buffer free
+        # A writable pipe takes PIPE_BUF bytes (POSIX; on Linux it has a free page).
+        return select.PIPE_BUF if self._poll.poll(0) else 0
 
     def _write_all(self, data: bytes) -> None:
         view = memoryview(data)
         while view:
             view = view[os.write(self._fd, view) :]
+
+
+def _pipe_capacity(fd: int) -> int:
+    """The pipe's buffer size where the system tells it (Linux), else 0."""
+    try:
+        return int(fcntl.fcntl(fd, fcntl.F_GETPIPE_SZ))
+    except (AttributeError, OSError):
+        return 0
+
+
+def _unread(fd: int) -> int:
+    """Bytes in the pipe its reader has not read yet (-1 when unknown)."""
+    try:
+        return int(struct.unpack("i", fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0"))[0])
+    except OSError:
+        return -1
 
 
 @contextmanager
