@@ -4,6 +4,7 @@ refused with messages naming the limit, and nothing but a ScenarioError escapes.
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 
@@ -99,3 +100,17 @@ def test_expected_output_and_inventory_files_are_bounded(tmp_path: Path) -> None
         read_json_file(deep)
     with pytest.raises(ScenarioError, match="MAX_NESTING_DEPTH"):
         load_inventory(deep, "pkg")
+
+
+def test_a_nul_in_a_scenario_path_is_a_scenario_error(tmp_path: Path) -> None:
+    # Regression (issue #9 R1): a NUL in expected_output made runtime_from_path raise ValueError.
+    welcome = Path(__file__).resolve().parents[3] / "fixtures" / "packages" / "welcome"
+    manifest = json.loads((welcome / "scenarios" / "stream-vip" / "manifest.json").read_text())
+    manifest["expected_output"] = "out\u0000put.json"
+    path = tmp_path / "manifest.json"
+    path.write_text(json.dumps(manifest))
+    with pytest.raises(ScenarioError, match="expected_output must be a path relative") as raised:
+        runtime_from_path(path)
+    assert raised.value.code == "TQX_DATA_INVALID"
+    with pytest.raises(ScenarioError, match="must not contain NUL"):
+        runtime_from_path(str(tmp_path / "bad\x00name.json"))

@@ -36,15 +36,16 @@ PACE_ENV = "TEMPLIQX_MOCK_PACE_MS"
 def load_expected_output(manifest: ScenarioManifest, manifest_path: str | os.PathLike[str]) -> Any:
     """The manifest's ``expected_output`` document, or ``None`` when it declares none.
 
-    The path is relative to the manifest's folder (no absolute path, no backslash). When the
+    The path is relative to the manifest's folder (no absolute path, no backslash, no NUL). When the
     manifest declares ``expected_output_fingerprint`` the document must have that fingerprint.
     """
     if manifest.expected_output is None:
         return None
     relative = manifest.expected_output
-    if "\\" in relative or PurePosixPath(relative).is_absolute() or not relative.strip():
+    unusable = "\\" in relative or "\x00" in relative or not relative.strip()
+    if unusable or PurePosixPath(relative).is_absolute():
         raise ScenarioError(
-            f"expected_output must be a path relative to the manifest's folder: {relative}"
+            f"expected_output must be a path relative to the manifest's folder: {relative!r}"
         )
     output = read_json_file(Path(manifest_path).parent / relative)
     if manifest.expected_output_fingerprint is not None:

@@ -273,6 +273,8 @@ def load_scenario(path: str | os.PathLike[str]) -> ScenarioManifest:
 
 def read_scenario_file(path: Path) -> bytes:
     """The bytes of a scenario file; a file over ``MAX_SCENARIO_BYTES`` is refused unread."""
+    if "\x00" in str(path):
+        raise ScenarioError(f"{str(path)!r}: a file path must not contain NUL")
     try:
         with path.open("rb") as handle:
             problem = size_problem(os.fstat(handle.fileno()).st_size)
