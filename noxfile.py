@@ -97,7 +97,7 @@ def reliability(session: nox.Session) -> None:
 
     Counts are CI-sized unless ``TEMPLIQX_RELIABILITY_FULL=1`` is set, which selects the full
     ones (100,000 R1 inputs, 8 processes x 100 rounds in R3, 10,000 R5 messages, ...; about
-    half an hour on two cores). The default ``tests`` session runs the same suites CI-sized.
+    twenty minutes on two cores). The default ``tests`` session runs the same suites CI-sized.
     ``TEMPLIQX_RELIABILITY_REPORT=path.json`` also writes the figures as JSON.
     """
     full = os.environ.get("TEMPLIQX_RELIABILITY_FULL") == "1"
