@@ -38,7 +38,11 @@ __all__ = [
 
 
 def normalized_manifest(manifest: PackageManifest) -> PackageManifest:
-    """The manifest as the identity covers it: no signatures, inventory lists sorted."""
+    """The manifest as the identity covers it: no signatures, inventory lists sorted.
+
+    ``definitions`` keeps its order (as in the reference). The filesystem store builds its
+    package identities with this function too.
+    """
     return msgspec.structs.replace(
         manifest,
         signatures=[],

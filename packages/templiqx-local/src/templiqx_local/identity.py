@@ -1,8 +1,10 @@
-"""The package inventory: which files a manifest lists, and its normalized (signable) form."""
+"""The package inventory: which files a manifest lists and which files a package may hold.
+
+The normalized (signable) manifest the identity carries is the application's
+:func:`templiqx_application.packages.normalized_manifest`, shared so both build it alike.
+"""
 
 from __future__ import annotations
-
-import msgspec
 
 from templiqx_contracts import PackageManifest
 
@@ -11,30 +13,12 @@ __all__ = [
     "LOCK_FILE",
     "MANIFEST_FILE",
     "inventory_paths",
-    "normalized_manifest",
     "tracked_paths",
 ]
 
 MANIFEST_FILE = "templiqx.yaml"
 LOCK_FILE = "templiqx.lock"
 LEGACY_LOCK_FILE = ".templiqx.lock"
-
-
-def normalized_manifest(manifest: PackageManifest) -> PackageManifest:
-    """The manifest as the identity carries it: no signatures, inventory lists sorted.
-
-    ``definitions`` keeps its order (as in the reference).
-    """
-    return msgspec.structs.replace(
-        manifest,
-        signatures=[],
-        contracts=sorted(manifest.contracts),
-        components=sorted(manifest.components),
-        evals=sorted(manifest.evals),
-        migrations=sorted(manifest.migrations),
-        templates=sorted(manifest.templates),
-        translations=sorted(manifest.translations),
-    )
 
 
 def inventory_paths(manifest: PackageManifest) -> list[str]:

@@ -31,6 +31,7 @@ from pathlib import Path
 
 import msgspec
 
+from templiqx_application.packages import normalized_manifest
 from templiqx_contracts import (
     PackageIdentity,
     PackageLock,
@@ -58,7 +59,6 @@ from templiqx_local.identity import (
     LOCK_FILE,
     MANIFEST_FILE,
     inventory_paths,
-    normalized_manifest,
     tracked_paths,
 )
 from templiqx_local.locking import acquire_lock
