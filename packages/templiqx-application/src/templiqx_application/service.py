@@ -14,6 +14,7 @@ exception becomes a ``TQX_INTERNAL`` diagnostic.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -58,75 +59,44 @@ class TempliqxService:
             loader=ContractLoader(store),
         )
         ctx = self._ctx
+
+        def on_ctx(operation: _Implementation) -> _Implementation:
+            # Operation modules take (ctx, **catalog arguments): the parameter names match.
+            return functools.partial(operation, ctx)
+
+        def on_request(operation: _Implementation) -> _Implementation:
+            def run(
+                inputs: dict[str, Any], context: dict[str, Any], **rest: Any
+            ) -> OperationEnvelope:
+                return operation(ctx, request=_request(inputs, context), **rest)
+
+            return run
+
         self._implementations: dict[str, _Implementation] = {
             "catalog": lambda: envelope("catalog", result=list(CATALOG)),
-            "discover_packages": lambda: packages.discover_packages(ctx),
-            "create_package": lambda name, version: packages.create_package(ctx, name, version),
-            "update_package": lambda package, expected_fingerprint, version, description: (
-                packages.update_package(ctx, package, expected_fingerprint, version, description)
-            ),
-            "delete_package": lambda package, expected_fingerprint: packages.delete_package(
-                ctx, package, expected_fingerprint
-            ),
-            "export_package_identity": lambda package: packages.export_package_identity(
-                ctx, package
-            ),
-            "sign_package": lambda package, key_id, expected_fingerprint: packages.sign_package(
-                ctx, package, key_id, expected_fingerprint
-            ),
-            "verify_package_trust": lambda package, strict: packages.verify_package_trust(
-                ctx, package, strict
-            ),
-            "inspect_contract": lambda package, contract: authoring.inspect_contract(
-                ctx, package, contract
-            ),
-            "put_contract": lambda package, contract, source, expected_fingerprint: (
-                authoring.put_contract(ctx, package, contract, source, expected_fingerprint)
-            ),
-            "delete_contract": lambda package, contract, expected_fingerprint: (
-                authoring.delete_contract(ctx, package, contract, expected_fingerprint)
-            ),
-            "validate_contract": lambda package, contract: validation.validate_contract(
-                ctx, package, contract
-            ),
-            "validate_package": lambda package: validation.validate_package(ctx, package),
-            "compile_contract": lambda package, contract, inputs, context, capabilities: (
-                execution.compile_contract(
-                    ctx, package, contract, _request(inputs, context), capabilities
-                )
-            ),
-            "render_contract": lambda package, contract, inputs, context, capabilities: (
-                execution.render_contract(
-                    ctx, package, contract, _request(inputs, context), capabilities
-                )
-            ),
+            "discover_packages": on_ctx(packages.discover_packages),
+            "create_package": on_ctx(packages.create_package),
+            "update_package": on_ctx(packages.update_package),
+            "delete_package": on_ctx(packages.delete_package),
+            "export_package_identity": on_ctx(packages.export_package_identity),
+            "sign_package": on_ctx(packages.sign_package),
+            "verify_package_trust": on_ctx(packages.verify_package_trust),
+            "inspect_contract": on_ctx(authoring.inspect_contract),
+            "put_contract": on_ctx(authoring.put_contract),
+            "delete_contract": on_ctx(authoring.delete_contract),
+            "validate_contract": on_ctx(validation.validate_contract),
+            "validate_package": on_ctx(validation.validate_package),
+            "compile_contract": on_request(execution.compile_contract),
+            "render_contract": on_request(execution.render_contract),
             "execute_contract": self._execute,
-            "list_workspace_artifacts": lambda package, workspace, prefix: (
-                artifacts.list_workspace_artifacts(ctx, package, workspace, prefix)
-            ),
-            "read_artifact": lambda package, path, workspace: artifacts.read_artifact(
-                ctx, package, path, workspace
-            ),
-            "delete_workspace_artifact": lambda package, path, expected_fingerprint, workspace: (
-                artifacts.delete_workspace_artifact(
-                    ctx, package, path, expected_fingerprint, workspace
-                )
-            ),
-            "test_package": lambda package, capabilities: evals.test_package(
-                ctx, package, capabilities
-            ),
-            "list_evals": lambda package: evals.list_evals(ctx, package),
-            "run_eval": lambda package, contract, fixture_id, capabilities: evals.run_eval(
-                ctx, package, contract, fixture_id, capabilities
-            ),
-            "diff_contract": lambda left_package, left_contract, right_package, right_contract: (
-                authoring.diff_contract(
-                    ctx, left_package, left_contract, right_package, right_contract
-                )
-            ),
-            "explain_contract": lambda package, contract: authoring.explain_contract(
-                ctx, package, contract
-            ),
+            "list_workspace_artifacts": on_ctx(artifacts.list_workspace_artifacts),
+            "read_artifact": on_ctx(artifacts.read_artifact),
+            "delete_workspace_artifact": on_ctx(artifacts.delete_workspace_artifact),
+            "test_package": on_ctx(evals.test_package),
+            "list_evals": on_ctx(evals.list_evals),
+            "run_eval": on_ctx(evals.run_eval),
+            "diff_contract": on_ctx(authoring.diff_contract),
+            "explain_contract": on_ctx(authoring.explain_contract),
         }
 
     @property
