@@ -95,19 +95,8 @@ def compile_contract(
     capabilities: list[str],
 ) -> OperationEnvelope:
     """The compiled interaction; fingerprint ``compiled_interaction``."""
-    operation = "compile_contract"
     interaction, diagnostics = prepare_interaction(ctx, package, contract, request, capabilities)
-    if interaction is None:
-        return envelope(operation, diagnostics=diagnostics)
-    value, problems = fingerprint_or_diagnostic(interaction)
-    if value is None:
-        return envelope(operation, diagnostics=diagnostics + problems)
-    return envelope(
-        operation,
-        result=interaction,
-        diagnostics=diagnostics,
-        fingerprints={"compiled_interaction": value},
-    )
+    return _fingerprinted("compile_contract", interaction, diagnostics, "compiled_interaction")
 
 
 def render_contract(
@@ -118,19 +107,21 @@ def render_contract(
     capabilities: list[str],
 ) -> OperationEnvelope:
     """The rendered messages; fingerprint ``rendered_messages``."""
-    operation = "render_contract"
     interaction, diagnostics = prepare_interaction(ctx, package, contract, request, capabilities)
-    if interaction is None:
+    messages = interaction.messages if interaction is not None else None
+    return _fingerprinted("render_contract", messages, diagnostics, "rendered_messages")
+
+
+def _fingerprinted(
+    operation: str, result: Any, diagnostics: list[Diagnostic], key: str
+) -> OperationEnvelope:
+    """``result`` with its fingerprint as ``key``; only the diagnostics without a result."""
+    if result is None:
         return envelope(operation, diagnostics=diagnostics)
-    value, problems = fingerprint_or_diagnostic(interaction.messages)
+    value, problems = fingerprint_or_diagnostic(result)
     if value is None:
         return envelope(operation, diagnostics=diagnostics + problems)
-    return envelope(
-        operation,
-        result=interaction.messages,
-        diagnostics=diagnostics,
-        fingerprints={"rendered_messages": value},
-    )
+    return envelope(operation, result=result, diagnostics=diagnostics, fingerprints={key: value})
 
 
 class _Collector:
