@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import msgspec
 import pytest
@@ -305,3 +306,41 @@ def test_legal_compile_requires_the_authorized_context(
     )
     assert [d.code for d in missing.diagnostics] == ["TQX_AUTHORIZED_CONTEXT_MISSING"]
     assert missing.diagnostics[0].json_pointer == "/context/_templiqx_authorized_merge"
+
+
+def test_an_operation_reads_the_manifest_once(
+    scratch_root: Path,
+    make_service: Factory,
+    write_pkg: Callable[..., Path],
+    greeting: Callable[..., str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    write_pkg(scratch_root, "pkg", contracts={"hello": greeting(), "other": greeting("other")})
+    reads: list[str] = []
+    original = FilesystemPackageStore.manifest
+
+    def counting(self: FilesystemPackageStore, package: str) -> Any:
+        reads.append(package)
+        return original(self, package)
+
+    monkeypatch.setattr(FilesystemPackageStore, "manifest", counting)
+    service = make_service(scratch_root)
+    runs: list[Callable[[], Any]] = [
+        lambda: service.compile_contract("pkg", "hello", inputs={"name": "Ada"}, capabilities=CAPS),
+        lambda: service.render_contract("pkg", "hello", inputs={"name": "Ada"}, capabilities=CAPS),
+        lambda: service.execute_contract(
+            "pkg",
+            "hello",
+            inputs={"name": "Ada"},
+            capabilities=CAPS,
+            fixture_output={"greeting": "Hi"},
+        ),
+        lambda: service.test_package("pkg", capabilities=CAPS),
+        lambda: service.run_eval("pkg", "hello", "ada", capabilities=CAPS),
+        lambda: service.list_evals("pkg"),
+        lambda: service.validate_package("pkg"),
+    ]
+    for run in runs:
+        reads.clear()
+        assert run().ok
+        assert reads == ["pkg"]

@@ -11,8 +11,8 @@ from __future__ import annotations
 from templiqx_application.context import ServiceContext, envelope, port_failure
 from templiqx_application.diagnostics import error
 from templiqx_application.execution import execute_contract
+from templiqx_application.loading import LoadedContract
 from templiqx_contracts import (
-    Contract,
     EvalCase,
     EvalFixture,
     OperationEnvelope,
@@ -32,9 +32,9 @@ def run_fixture(
     fixture: EvalFixture,
     capabilities: list[str],
     *,
-    loaded: Contract | None = None,
+    loaded: LoadedContract | None = None,
 ) -> TestCaseResult:
-    """Execute one fixture on the fake runtime (``loaded``: the contract, if already loaded)."""
+    """Execute one fixture on the fake runtime (``loaded``: the contract's load, if done)."""
     outcome = execute_contract(
         ctx,
         ctx.eval_runtime,
@@ -64,7 +64,7 @@ def test_package(ctx: ServiceContext, package: str, capabilities: list[str]) -> 
         return port_failure(operation, exc)
     cases: list[TestCaseResult] = []
     for contract_id in manifest.contracts:
-        loaded = ctx.loader.load(package, contract_id)
+        loaded = ctx.loader.load(package, contract_id, manifest=manifest)
         if loaded.contract is None:
             cases.append(
                 TestCaseResult(
@@ -78,9 +78,7 @@ def test_package(ctx: ServiceContext, package: str, capabilities: list[str]) -> 
             continue
         for fixture in loaded.contract.evals:
             cases.append(
-                run_fixture(
-                    ctx, package, contract_id, fixture, capabilities, loaded=loaded.contract
-                )
+                run_fixture(ctx, package, contract_id, fixture, capabilities, loaded=loaded)
             )
     passed = sum(1 for case in cases if case.passed)
     failed = len(cases) - passed
@@ -101,7 +99,7 @@ def list_evals(ctx: ServiceContext, package: str) -> OperationEnvelope:
     cases: list[EvalCase] = []
     diagnostics = []
     for contract_id in manifest.contracts:
-        loaded = ctx.loader.load(package, contract_id)
+        loaded = ctx.loader.load(package, contract_id, manifest=manifest)
         if loaded.contract is None:
             diagnostics.extend(loaded.diagnostics)
             continue
@@ -132,7 +130,7 @@ def run_eval(
                 )
             ],
         )
-    case = run_fixture(ctx, package, contract, fixture, capabilities, loaded=loaded.contract)
+    case = run_fixture(ctx, package, contract, fixture, capabilities, loaded=loaded)
     diagnostics = (
         [] if case.passed else [error("TQX_TEST_FAILED", f"fixture '{fixture_id}' failed", "/case")]
     )

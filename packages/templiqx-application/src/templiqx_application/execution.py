@@ -21,11 +21,11 @@ from templiqx_application.diagnostics import (
     fingerprint_or_diagnostic,
     port_diagnostic,
 )
+from templiqx_application.loading import LoadedContract
 from templiqx_application.translations import inject_translations
 from templiqx_contracts import (
     CompiledInteraction,
     Complete,
-    Contract,
     Diagnostic,
     ExecutionReceipt,
     ExecutionRequest,
@@ -54,22 +54,24 @@ def prepare_interaction(
     request: RenderRequest,
     capabilities: list[str],
     *,
-    loaded: Contract | None = None,
+    loaded: LoadedContract | None = None,
 ) -> tuple[CompiledInteraction | None, list[Diagnostic]]:
     """Load, enrich and compile; the interaction, or the diagnostics that stopped it.
 
-    ``loaded`` is the contract when the caller has already loaded it through ``ctx.loader``
-    (evals run several fixtures of one load); nothing later changes a loaded contract.
+    ``loaded`` is the outcome of an earlier ``ctx.loader`` load of the contract when the caller
+    has one (evals run several fixtures of one load); nothing later changes a loaded contract.
+    The manifest the load read is the one the interaction is enriched from.
     """
     if loaded is None:
-        outcome = ctx.loader.load(package, contract_id)
-        if outcome.contract is None:
-            return None, outcome.diagnostics
-        loaded = outcome.contract
-    try:
-        manifest = ctx.store.manifest(package)
-    except PortError as exc:
-        return None, [port_diagnostic(exc)]
+        loaded = ctx.loader.load(package, contract_id)
+    if loaded.contract is None:
+        return None, loaded.diagnostics
+    manifest = loaded.manifest
+    if manifest is None:
+        try:
+            manifest = ctx.store.manifest(package)
+        except PortError as exc:
+            return None, [port_diagnostic(exc)]
     enriched, diagnostics = inject_translations(ctx.store, package, manifest, request)
     if enriched is None:
         return None, diagnostics
@@ -80,7 +82,7 @@ def prepare_interaction(
         diagnostics = validate_authorized_context(enriched.context, ctx.clock())
         if diagnostics:
             return None, diagnostics
-    interaction, diagnostics = compile_interaction(loaded, enriched, capabilities)
+    interaction, diagnostics = compile_interaction(loaded.contract, enriched, capabilities)
     diagnostics = address(diagnostics, package, contract_id)
     if interaction is None or has_errors(diagnostics):
         return None, diagnostics
@@ -155,11 +157,11 @@ def execute_contract(
     sink: StreamSink | None = None,
     cancel: CancelToken | None = None,
     operation: str = "execute_contract",
-    loaded: Contract | None = None,
+    loaded: LoadedContract | None = None,
 ) -> OperationEnvelope:
     """Run one interaction on ``runtime``; fingerprints ``request`` and ``output``.
 
-    ``loaded``: the contract, already loaded (see :func:`prepare_interaction`).
+    ``loaded``: the contract's load, when already done (see :func:`prepare_interaction`).
     """
     interaction, diagnostics = prepare_interaction(
         ctx, package, contract, request, capabilities, loaded=loaded

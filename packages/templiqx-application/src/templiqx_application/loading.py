@@ -12,7 +12,13 @@ from dataclasses import dataclass, field
 
 from templiqx_application.diagnostics import contract_file, port_diagnostic
 from templiqx_application.includes import expand_includes
-from templiqx_contracts import CanonicalJSONError, Contract, Diagnostic, fingerprint
+from templiqx_contracts import (
+    CanonicalJSONError,
+    Contract,
+    Diagnostic,
+    PackageManifest,
+    fingerprint,
+)
 from templiqx_core import parse_contract, resolve_tool_contract_refs
 from templiqx_ports import NotFoundError, PackageStore, PortError
 
@@ -24,7 +30,9 @@ class LoadedContract:
     """The outcome of loading one contract.
 
     ``source`` is the text that was read (``None`` when reading failed); ``contract`` the
-    loaded contract (``None`` when any step failed, with ``diagnostics`` saying why).
+    loaded contract (``None`` when any step failed, with ``diagnostics`` saying why);
+    ``manifest`` the package manifest the load resolved tool-contract references against
+    (``None`` when it was not reached or could not be read), for callers that need it next.
     """
 
     package: str
@@ -32,6 +40,7 @@ class LoadedContract:
     source: str | None
     contract: Contract | None
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    manifest: PackageManifest | None = None
 
     @property
     def token(self) -> str | None:
@@ -57,8 +66,14 @@ class ContractLoader:
     def __init__(self, store: PackageStore) -> None:
         self._store = store
 
-    def load(self, package: str, contract_id: str) -> LoadedContract:
-        """Read ``contracts/<contract_id>.yaml`` of ``package`` and load it."""
+    def load(
+        self, package: str, contract_id: str, *, manifest: PackageManifest | None = None
+    ) -> LoadedContract:
+        """Read ``contracts/<contract_id>.yaml`` of ``package`` and load it.
+
+        ``manifest``: the package's manifest when the caller has already read it (otherwise
+        the load reads it).
+        """
         try:
             source = self._store.contract_source(package, contract_id)
         except NotFoundError as exc:
@@ -70,34 +85,45 @@ class ContractLoader:
             return LoadedContract(package, contract_id, None, None, [port_diagnostic(missing)])
         except PortError as exc:
             return LoadedContract(package, contract_id, None, None, [port_diagnostic(exc)])
-        return self.load_source(package, contract_id, source)
+        return self.load_source(package, contract_id, source, manifest=manifest)
 
-    def load_source(self, package: str, contract_id: str, source: str) -> LoadedContract:
+    def load_source(
+        self,
+        package: str,
+        contract_id: str,
+        source: str,
+        *,
+        manifest: PackageManifest | None = None,
+    ) -> LoadedContract:
         """Load ``source`` as if it were stored as ``contracts/<contract_id>.yaml``."""
         parsed, diagnostics = parse_contract(source, file=contract_file(package, contract_id))
         if parsed is None:
             return LoadedContract(package, contract_id, source, None, list(diagnostics))
-        resolved, ref_diagnostics = self._resolve_refs(package, parsed)
-        if resolved is None:
-            return LoadedContract(package, contract_id, source, None, ref_diagnostics)
-        expanded, include_diagnostics = expand_includes(self._store, resolved, package)
+        if manifest is None:
+            manifest = self._manifest(package)
+        ref_diagnostics = _resolve_refs(parsed, manifest)
+        if ref_diagnostics:
+            return LoadedContract(package, contract_id, source, None, ref_diagnostics, manifest)
+        expanded, include_diagnostics = expand_includes(self._store, parsed, package)
         if expanded is None:
-            return LoadedContract(package, contract_id, source, None, include_diagnostics)
-        return LoadedContract(package, contract_id, source, expanded, [])
+            return LoadedContract(package, contract_id, source, None, include_diagnostics, manifest)
+        return LoadedContract(package, contract_id, source, expanded, [], manifest)
 
-    def _resolve_refs(
-        self, package: str, contract: Contract
-    ) -> tuple[Contract | None, list[Diagnostic]]:
+    def _manifest(self, package: str) -> PackageManifest | None:
         try:
-            manifest = self._store.manifest(package)
+            return self._store.manifest(package)
         except PortError:
             # A manifest that cannot be read leaves references unresolved; the contract then
             # fails its ordinary validation, and package operations report the manifest.
-            return contract, []
-        if not manifest.tool_contracts:
-            return contract, []
-        # Resolves in place, all or nothing; the contract was freshly parsed for this load.
-        diagnostics = resolve_tool_contract_refs(contract, manifest.tool_contracts)
-        if any(d.severity == "error" for d in diagnostics):
-            return None, diagnostics
-        return contract, []
+            return None
+
+
+def _resolve_refs(contract: Contract, manifest: PackageManifest | None) -> list[Diagnostic]:
+    """Resolve the tool-contract references in place; the diagnostics when that failed."""
+    if manifest is None or not manifest.tool_contracts:
+        return []
+    # Resolves in place, all or nothing; the contract was freshly parsed for this load.
+    diagnostics = resolve_tool_contract_refs(contract, manifest.tool_contracts)
+    if any(d.severity == "error" for d in diagnostics):
+        return diagnostics
+    return []

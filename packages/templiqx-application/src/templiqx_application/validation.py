@@ -213,7 +213,7 @@ def validate_package(ctx: ServiceContext, package: str) -> OperationEnvelope:
     hashes = _hash_inventory(ctx, package, manifest, diagnostics)
     summaries: list[ContractSummary] = []
     for contract_id in manifest.contracts:
-        loaded = ctx.loader.load(package, contract_id)
+        loaded = ctx.loader.load(package, contract_id, manifest=manifest)
         if loaded.contract is None:
             diagnostics.extend(loaded.diagnostics)
             continue
