@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
-
-from msgspec import UNSET, UnsetType
 
 from templiqx_application.authorized_context import Clock
 from templiqx_application.diagnostics import port_diagnostic
 from templiqx_application.loading import ContractLoader
-from templiqx_contracts import Diagnostic, OperationEnvelope, StreamEvent
+from templiqx_contracts import OperationEnvelope
 from templiqx_ports import ArtifactWorkspace, PackageStore, PortError, RuntimeAdapter
 
 __all__ = ["ServiceContext", "envelope", "port_failure"]
@@ -28,22 +25,8 @@ class ServiceContext:
     loader: ContractLoader
 
 
-def envelope(
-    operation: str,
-    *,
-    result: Any | UnsetType = UNSET,
-    diagnostics: list[Diagnostic] | None = None,
-    fingerprints: dict[str, str] | None = None,
-    stream_events: list[StreamEvent] | None = None,
-) -> OperationEnvelope:
-    """An envelope whose ``ok`` follows from its diagnostics."""
-    return OperationEnvelope.build(
-        operation,
-        result=result,
-        diagnostics=diagnostics,
-        fingerprints=fingerprints,
-        stream_events=stream_events,
-    )
+envelope = OperationEnvelope.build
+"""An envelope whose ``ok`` follows from its diagnostics (``OperationEnvelope.build``)."""
 
 
 def port_failure(operation: str, exc: PortError) -> OperationEnvelope:
