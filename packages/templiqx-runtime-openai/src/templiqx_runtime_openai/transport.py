@@ -73,16 +73,8 @@ class _TrackedHTTPConnection(HTTPConnection):
         super().request(*args, **kwargs)
 
 
-class _TrackedHTTPSConnection(HTTPSConnection):
-    def connect(self) -> None:
-        call = _register(self)
-        super().connect()
-        if call is not None:
-            call.attach(self)
-
-    def request(self, *args: Any, **kwargs: Any) -> None:
-        _register(self)
-        super().request(*args, **kwargs)
+class _TrackedHTTPSConnection(_TrackedHTTPConnection, HTTPSConnection):
+    """The same tracking over TLS (``super()`` reaches :class:`HTTPSConnection` first)."""
 
 
 class _TrackedPool(HTTPConnectionPool):
