@@ -409,13 +409,7 @@ def _check_value(parameter: ParameterSpec, value: Any) -> tuple[Any, str | None]
             for item in value:
                 size.text(item)
             return list(value), None
-    elif kind == "object":
-        if isinstance(value, Mapping):
-            problem = _json_problem(value, pointer, _Size())
-            if problem is None:
-                return _plain(value), None
-            return None, f"argument '{parameter.name}' is not valid JSON: {problem}"
-    else:
+    elif kind == "json" or isinstance(value, Mapping):  # "object" takes only a mapping
         problem = _json_problem(value, pointer, _Size())
         if problem is None:
             return _plain(value), None
