@@ -34,6 +34,7 @@ __all__ = [
     "sign_package",
     "update_package",
     "verify_package_trust",
+    "version_problem",
 ]
 
 
@@ -55,7 +56,8 @@ def normalized_manifest(manifest: PackageManifest) -> PackageManifest:
     )
 
 
-def _version_problem(version: str) -> Diagnostic | None:
+def version_problem(version: str) -> Diagnostic | None:
+    """``TQX_MANIFEST_VERSION_INVALID`` at ``/version`` unless ``version`` is SemVer."""
     if is_semver(version):
         return None
     return error(
@@ -76,7 +78,7 @@ def discover_packages(ctx: ServiceContext) -> OperationEnvelope:
 def create_package(ctx: ServiceContext, name: str, version: str) -> OperationEnvelope:
     """Bootstrap an empty package; fingerprint ``package`` (its manifest)."""
     operation = "create_package"
-    problem = _version_problem(version)
+    problem = version_problem(version)
     if problem is not None:
         return envelope(operation, diagnostics=[problem])
     try:
@@ -103,7 +105,7 @@ def update_package(
             ],
         )
     if version is not None:
-        problem = _version_problem(version)
+        problem = version_problem(version)
         if problem is not None:
             return envelope(operation, diagnostics=[problem])
     try:

@@ -9,7 +9,7 @@ from templiqx_application.diagnostics import (
     fingerprint_or_diagnostic,
     port_diagnostic,
 )
-from templiqx_application.packages import normalized_manifest
+from templiqx_application.packages import normalized_manifest, version_problem
 from templiqx_application.signing import signing_key, strict_from_environment, verify_signatures
 from templiqx_contracts import (
     API_VERSION,
@@ -23,7 +23,7 @@ from templiqx_contracts import (
     fingerprint_bytes,
     has_errors,
 )
-from templiqx_core import is_semver, parse_lock
+from templiqx_core import parse_lock
 from templiqx_core import validate_contract as core_validate_contract
 from templiqx_ports import NotFoundError, PortError
 
@@ -60,14 +60,9 @@ def _manifest_checks(package: str, manifest: PackageManifest) -> list[Diagnostic
         diagnostics.append(
             error("TQX_MANIFEST_PACKAGE", "manifest package does not match directory", "/package")
         )
-    if not is_semver(manifest.version):
-        diagnostics.append(
-            error(
-                "TQX_MANIFEST_VERSION_INVALID",
-                "manifest version must be semantic versioning",
-                "/version",
-            )
-        )
+    problem = version_problem(manifest.version)
+    if problem is not None:
+        diagnostics.append(problem)
     return diagnostics
 
 
