@@ -43,11 +43,6 @@ Example:
 """
 
 
-def _stream_requested(call: OperationCall, arguments: dict[str, Any]) -> bool:
-    has_stream = any(p.name == "stream" and p.type == "boolean" for p in call.spec.parameters)
-    return has_stream and arguments.get("stream") is True
-
-
 def _streamed(
     service: TempliqxService, call: OperationCall, arguments: dict[str, Any], as_json: bool
 ) -> tuple[OperationEnvelope, bool]:
@@ -63,7 +58,7 @@ def run_call(options: Globals, call: OperationCall) -> int:
         return print_catalog(as_json=options.as_json)
     service = compose_service(options.root, options.runtime)
     arguments = call.build_arguments()
-    if _stream_requested(call, arguments):
+    if arguments.get("stream") is True:  # only an operation with a `stream` flag binds one
         envelope, interrupted = _streamed(service, call, arguments, options.as_json)
         code = print_envelope(envelope, as_json=options.as_json)
         return EXIT_INTERRUPTED if interrupted else code

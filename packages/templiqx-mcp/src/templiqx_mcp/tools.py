@@ -28,7 +28,7 @@ import msgspec
 from mcp.server.context import ServerRequestContext
 from mcp.shared.exceptions import MCPError
 
-from templiqx_application import CATALOG, OperationSpec, TempliqxService, bind_arguments
+from templiqx_application import CATALOG, TempliqxService, bind_arguments
 from templiqx_contracts import OperationEnvelope
 from templiqx_mcp.calls import ProgressSink, run_cancellable, run_on_worker
 from templiqx_mcp.schemas import ENVELOPE_SCHEMA, input_schema
@@ -112,11 +112,6 @@ def _argument_error(text: str) -> types.CallToolResult:
     )
 
 
-def _streams(spec: OperationSpec, arguments: dict[str, Any]) -> bool:
-    has_stream = any(p.name == "stream" and p.type == "boolean" for p in spec.parameters)
-    return has_stream and arguments.get("stream") is True
-
-
 def _has_progress_token(ctx: ServerRequestContext[Any, Any]) -> bool:
     meta = ctx.meta
     return meta is not None and meta.get("progress_token") is not None
@@ -167,7 +162,7 @@ class ToolSet:
             cancel = threading.Event()
             sink = (
                 ProgressSink(ctx.session.report_progress, cancel)
-                if _streams(spec, bound) and _has_progress_token(ctx)
+                if bound.get("stream") is True and _has_progress_token(ctx)
                 else None
             )
             envelope = await run_cancellable(
