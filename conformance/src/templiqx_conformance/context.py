@@ -26,6 +26,7 @@ __all__ = [
     "CheckContext",
     "BrokenInvariantError",
     "NotApplicableError",
+    "fail_if",
     "receipt_diff",
     "show",
 ]
@@ -39,6 +40,12 @@ class BrokenInvariantError(Exception):
 
 class NotApplicableError(Exception):
     """The check does not apply to this adapter; the message says why."""
+
+
+def fail_if(summary: str, problems: list[str]) -> None:
+    """Fail the check with ``summary`` and one line per problem, if there are any."""
+    if problems:
+        raise BrokenInvariantError(summary + ":\n  " + "\n  ".join(problems))
 
 
 @dataclass(frozen=True)

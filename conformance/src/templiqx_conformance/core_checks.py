@@ -11,11 +11,11 @@ import msgspec
 
 from templiqx_conformance.context import (
     HEX64,
-    BrokenInvariantError,
     Check,
     CheckContext,
     NotApplicableError,
     completes_of,
+    fail_if,
     receipt_diff,
     roundtrips,
     show,
@@ -105,10 +105,7 @@ def _descriptor_well_formed(ctx: CheckContext) -> None:
         problems.append(
             f"descriptor() must be static: two calls gave {show(descriptor)} and {show(second)}"
         )
-    if problems:
-        raise BrokenInvariantError(
-            "the descriptor must be a well-formed, static identity:\n  " + "\n  ".join(problems)
-        )
+    fail_if("the descriptor must be a well-formed, static identity", problems)
 
 
 def _capabilities_honest(ctx: CheckContext) -> None:
@@ -121,13 +118,12 @@ def _capabilities_honest(ctx: CheckContext) -> None:
             refusals.append(f"{probe.name}: still running after {ctx.timeout:g} s")
         elif outcome.error is not None:
             refusals.append(f"{probe.name}: raised {describe_error(outcome.error)}")
-    if refusals:
-        raise BrokenInvariantError(
-            "a declared capability must be honoured (the application, not the adapter, refuses "
-            "interactions needing a capability the adapter lacks); the adapter declares "
-            f"{show(descriptor.capabilities)} but failed the kit's request for it:\n  "
-            + "\n  ".join(refusals)
-        )
+    fail_if(
+        "a declared capability must be honoured (the application, not the adapter, refuses "
+        "interactions needing a capability the adapter lacks); the adapter declares "
+        f"{show(descriptor.capabilities)} but failed the kit's request for it",
+        refusals,
+    )
 
 
 # --- receipts -----------------------------------------------------------------------------
@@ -159,8 +155,7 @@ def _receipt_well_formed(ctx: CheckContext) -> None:
             continue
         if not roundtrips(receipt):
             problems.append(f"{probe.name}: the receipt does not survive a JSON round trip")
-    if problems:
-        raise BrokenInvariantError("receipts must be well formed:\n  " + "\n  ".join(problems))
+    fail_if("receipts must be well formed", problems)
 
 
 def _output_fingerprint(ctx: CheckContext) -> None:
@@ -177,11 +172,10 @@ def _output_fingerprint(ctx: CheckContext) -> None:
                 f"{probe.name}: receipt says {receipt.output_fingerprint!r}, "
                 f"fingerprint(output) is {expected!r} for output {show(receipt.output)}"
             )
-    if problems:
-        raise BrokenInvariantError(
-            "output_fingerprint must equal fingerprint(output) (SHA-256 of its canonical JSON):\n  "
-            + "\n  ".join(problems)
-        )
+    fail_if(
+        "output_fingerprint must equal fingerprint(output) (SHA-256 of its canonical JSON)",
+        problems,
+    )
 
 
 def _request_fingerprint(ctx: CheckContext) -> None:
@@ -217,11 +211,10 @@ def _request_fingerprint(ctx: CheckContext) -> None:
                     f"{other_fp!r}; it must bind the request"
                 )
         seen[interaction] = first.request_fingerprint
-    if problems:
-        raise BrokenInvariantError(
-            "request_fingerprint must be a stable function of the request, unaffected by "
-            "streaming:\n  " + "\n  ".join(problems)
-        )
+    fail_if(
+        "request_fingerprint must be a stable function of the request, unaffected by streaming",
+        problems,
+    )
 
 
 def _output_schema_valid(ctx: CheckContext) -> None:
@@ -236,11 +229,7 @@ def _output_schema_valid(ctx: CheckContext) -> None:
                 f"output_schema_valid={receipt.output_schema_valid} but output "
                 f"{show(receipt.output)} {verdict} schema {show(probe.interaction.output_schema)}"
             )
-    if problems:
-        raise BrokenInvariantError(
-            "output_schema_valid must agree with the interaction's output schema:\n  "
-            + "\n  ".join(problems)
-        )
+    fail_if("output_schema_valid must agree with the interaction's output schema", problems)
 
 
 # --- streaming ----------------------------------------------------------------------------
@@ -274,11 +263,11 @@ def _event_order(ctx: CheckContext) -> None:
     for probe in ctx.probes():
         outcome = ctx.stream(probe, grace=0.05)
         problems.extend(order_problems(probe.name, outcome))
-    if problems:
-        raise BrokenInvariantError(
-            "every stream must be deltas then exactly one terminal event (Complete or Failed), "
-            "which is last:\n  " + "\n  ".join(problems)
-        )
+    fail_if(
+        "every stream must be deltas then exactly one terminal event (Complete or Failed), "
+        "which is last",
+        problems,
+    )
 
 
 def _complete_matches_execute(ctx: CheckContext) -> None:
@@ -309,11 +298,7 @@ def _complete_matches_execute(ctx: CheckContext) -> None:
             diff = receipt_diff(executed, streamed, ("execute", "Complete"))
             if diff:
                 problems.append(f"{probe.name}: the Complete receipt differs:\n{diff}")
-    if problems:
-        raise BrokenInvariantError(
-            "the Complete receipt must equal the execute receipt, field by field:\n  "
-            + "\n  ".join(problems)
-        )
+    fail_if("the Complete receipt must equal the execute receipt, field by field", problems)
 
 
 def _default_projection(ctx: CheckContext) -> None:
@@ -332,11 +317,9 @@ def _default_projection(ctx: CheckContext) -> None:
                 f"{probe.name}: events {event_kinds(outcome.events)}, expected exactly "
                 "[Complete] carrying the returned receipt"
             )
-    if problems:
-        raise BrokenInvariantError(
-            "an adapter with the default execute_streaming must emit exactly one Complete:\n  "
-            + "\n  ".join(problems)
-        )
+    fail_if(
+        "an adapter with the default execute_streaming must emit exactly one Complete", problems
+    )
 
 
 # --- failures -----------------------------------------------------------------------------
@@ -435,11 +418,11 @@ def _failure_projection(ctx: CheckContext) -> None:
     problems: list[str] = []
     for case in cases:
         problems.extend(run_driven_failure(ctx, case))
-    if problems:
-        raise BrokenInvariantError(
-            "a failure must be projected as exactly one Failed whose code and message equal the "
-            "raised error's, with nothing after it:\n  " + "\n  ".join(problems)
-        )
+    fail_if(
+        "a failure must be projected as exactly one Failed whose code and message equal the "
+        "raised error's, with nothing after it",
+        problems,
+    )
 
 
 # --- cancellation -------------------------------------------------------------------------
@@ -484,11 +467,11 @@ def _cancellation(ctx: CheckContext) -> None:
             f"token set before the call: the stream took {outcome.elapsed:.2f} s to end "
             f"(at most {CANCEL_DEADLINE:g} s)"
         )
-    if problems:
-        raise BrokenInvariantError(
-            "a set cancel token must end the stream within 1 s with one "
-            "Failed{TQX_RUNTIME_CANCELLED} and the same error raised:\n  " + "\n  ".join(problems)
-        )
+    fail_if(
+        "a set cancel token must end the stream within 1 s with one "
+        "Failed{TQX_RUNTIME_CANCELLED} and the same error raised",
+        problems,
+    )
 
 
 # --- concurrency --------------------------------------------------------------------------
@@ -520,12 +503,11 @@ def _parallel_execute(ctx: CheckContext) -> None:
         diff = receipt_diff(receipts[0], receipt, ("first", f"call {index}"))
         if diff:
             problems.append(f"call {index} differs from the first:\n{diff}")
-    if problems:
-        raise BrokenInvariantError(
-            f"one adapter must serve {_PARALLEL_CALLS} concurrent executions of the same request "
-            "with identical receipts (adapters are shared between threads):\n  "
-            + "\n  ".join(problems)
-        )
+    fail_if(
+        f"one adapter must serve {_PARALLEL_CALLS} concurrent executions of the same request "
+        "with identical receipts (adapters are shared between threads)",
+        problems,
+    )
 
 
 CORE_CHECKS: tuple[Check, ...] = (

@@ -14,7 +14,11 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from templiqx_conformance.context import BrokenInvariantError, CheckContext, NotApplicableError
+from templiqx_conformance.context import (
+    CheckContext,
+    NotApplicableError,
+    fail_if,
+)
 from templiqx_conformance.loopback import Chunk, LoopbackServer, RecordedRequest, Reply
 from templiqx_conformance.openai_streams import (
     ServedCompletion,
@@ -236,9 +240,3 @@ def main_probe(ctx: CheckContext) -> Probe:
 def declares(ctx: CheckContext, capability: str) -> bool:
     """Whether the adapter declares ``capability``."""
     return capability in ctx.descriptor().capabilities
-
-
-def fail_if(summary: str, problems: list[str]) -> None:
-    """Fail the check with ``summary`` and one line per problem, if there are any."""
-    if problems:
-        raise BrokenInvariantError(summary + ":\n  " + "\n  ".join(problems))
