@@ -190,6 +190,7 @@ def _closed_port_url() -> str:
         ("rejected_events", "Langfuse rejected 1 of 2 events"),
         ("closed_port", "could not reach Langfuse"),
         ("silent", "no answer within 300 ms"),
+        ("stalled_answer", "no answer within 300 ms"),
     ],
 )
 def test_trace_problems_never_fail_the_execution(
@@ -209,6 +210,7 @@ def test_trace_problems_never_fail_the_execution(
         ),
         "closed_port": lf.accepted(),
         "silent": Reply.silence(),
+        "stalled_answer": Reply.stream([b'{"successes": ['], after="hang"),
     }[case]
     server = serve(Reply.json(lf.completion('{"ok":true}')), ingestion)
     host = _closed_port_url() if case == "closed_port" else None

@@ -132,14 +132,7 @@ class ChatClient:
             )
         parts: list[bytes] = []
         total = 0
-        pieces = call.chunks()
-        while True:
-            try:
-                piece = next(pieces)
-            except StopIteration:
-                break
-            except Exception as exc:
-                raise call.failure(exc, reading=True) from None
+        for piece in call.chunks():
             total += len(piece)
             if total > limit:
                 raise self.source.error(
@@ -260,14 +253,7 @@ class _StreamReader:
         usage: Usage | None = None
         saw_choice = False
         first_token: float | None = None
-        pieces = call.chunks()
-        while True:
-            try:
-                data = next(pieces)
-            except StopIteration:
-                break
-            except Exception as exc:
-                raise call.failure(exc, reading=True) from None
+        for data in call.chunks():
             raw_total += len(data)
             if raw_total > max_raw:
                 raise self._fail(RuntimeFailureCode.INVALID_RESPONSE, Detail.stream_limit(max_raw))

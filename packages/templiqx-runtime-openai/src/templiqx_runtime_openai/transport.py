@@ -227,13 +227,26 @@ class Call:
     # -- reading -----------------------------------------------------------------------------
 
     def chunks(self) -> Iterator[bytes]:
-        """The body as it arrives: one piece per HTTP chunk, or whatever one read returns."""
+        """The body as it arrives: one piece per HTTP chunk, or whatever one read returns.
+
+        A read that fails (a dropped connection, the deadline, a cancellation) raises the
+        call's :meth:`failure`.
+        """
         response = self.response
         assert response is not None
         raw = response.raw
         if getattr(raw, "chunked", False) or not hasattr(raw, "read1"):
-            return response.iter_content(READ_SIZE)
-        return self._read1(raw)
+            pieces = response.iter_content(READ_SIZE)
+        else:
+            pieces = self._read1(raw)
+        while True:
+            try:
+                piece = next(pieces)
+            except StopIteration:
+                return
+            except Exception as exc:
+                raise self.failure(exc, reading=True) from None
+            yield piece
 
     @staticmethod
     def _read1(raw: Any) -> Iterator[bytes]:
