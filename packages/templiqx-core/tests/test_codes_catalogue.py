@@ -406,6 +406,10 @@ def test_scenario_produces_code_with_error_severity_and_pointer(
     assert found, f"{code} not produced: {[d.code for d in diagnostics]}"
     assert (found[0].severity, found[0].json_pointer) == ("error", pointer)
     assert found[0].message
+    # every core diagnostic says how to fix it; parse errors carry their own, more specific help
+    assert found[0].help, f"{code} has no fix hint"
+    if code != "TQX_PARSE_YAML":
+        assert found[0].help == CORE_CODES[code]
 
 
 def test_every_catalogued_code_has_a_scenario() -> None:

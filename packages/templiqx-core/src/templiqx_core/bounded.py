@@ -77,7 +77,7 @@ def validate_bounded_schema(schema: Any, pointer: str, out: list[Diagnostic]) ->
     """Append the bounded-subset diagnostics of ``schema`` (rooted at ``pointer``) to ``out``."""
     if not isinstance(schema, dict):
         out.append(
-            Diagnostic.error(
+            codes.problem(
                 codes.SCHEMA_BOUNDED_SUBSET,
                 "schemas must be objects in the Templiqx bounded subset",
                 pointer,
@@ -87,7 +87,7 @@ def validate_bounded_schema(schema: Any, pointer: str, out: list[Diagnostic]) ->
     for key in sorted(schema):
         if key not in ALLOWED_KEYWORDS:
             out.append(
-                Diagnostic.error(
+                codes.problem(
                     codes.SCHEMA_KEYWORD_UNSUPPORTED,
                     f"JSON Schema keyword '{key}' is outside the POC bounded subset",
                     f"{pointer}/{key}",
@@ -96,7 +96,7 @@ def validate_bounded_schema(schema: Any, pointer: str, out: list[Diagnostic]) ->
     type_name = schema.get("type")
     if not isinstance(type_name, str):
         out.append(
-            Diagnostic.error(
+            codes.problem(
                 codes.SCHEMA_TYPE_REQUIRED,
                 "bounded schemas require one explicit scalar type",
                 f"{pointer}/type",
@@ -105,7 +105,7 @@ def validate_bounded_schema(schema: Any, pointer: str, out: list[Diagnostic]) ->
         return
     if type_name not in SCALAR_TYPES:
         out.append(
-            Diagnostic.error(
+            codes.problem(
                 codes.SCHEMA_TYPE_UNSUPPORTED,
                 f"schema type '{type_name}' is unsupported",
                 f"{pointer}/type",
@@ -113,7 +113,7 @@ def validate_bounded_schema(schema: Any, pointer: str, out: list[Diagnostic]) ->
         )
     if "additionalProperties" in schema and not isinstance(schema["additionalProperties"], bool):
         out.append(
-            Diagnostic.error(
+            codes.problem(
                 codes.SCHEMA_KEYWORD_UNSUPPORTED,
                 "additionalProperties must be a boolean in the bounded subset",
                 f"{pointer}/additionalProperties",
@@ -125,7 +125,7 @@ def validate_bounded_schema(schema: Any, pointer: str, out: list[Diagnostic]) ->
         type_name != "string" or schema["format"] not in ("date", "date-time")
     ):
         out.append(
-            Diagnostic.error(
+            codes.problem(
                 codes.SCHEMA_FORMAT_UNSUPPORTED,
                 "only date and date-time string formats are supported",
                 f"{pointer}/format",
@@ -141,7 +141,7 @@ def _check_enum_and_const(
     enum_list = enum if isinstance(enum, list) else None
     if enum_list is not None and not any(_matches_type(v, type_name) for v in enum_list):
         out.append(
-            Diagnostic.error(
+            codes.problem(
                 codes.SCHEMA_ENUM_IMPOSSIBLE,
                 "enum must contain at least one value matching the declared type",
                 f"{pointer}/enum",
@@ -151,7 +151,7 @@ def _check_enum_and_const(
     const = schema.get("const")
     if has_const and not _matches_type(const, type_name):
         out.append(
-            Diagnostic.error(
+            codes.problem(
                 codes.SCHEMA_CONST_IMPOSSIBLE,
                 "const does not match the declared type",
                 f"{pointer}/const",
@@ -163,7 +163,7 @@ def _check_enum_and_const(
         and not any(strict_json_equal(const, v) for v in enum_list)
     ):
         out.append(
-            Diagnostic.error(
+            codes.problem(
                 codes.SCHEMA_CONST_ENUM_CONTRADICTION,
                 "const must be one of the values allowed by enum",
                 pointer,
@@ -171,7 +171,7 @@ def _check_enum_and_const(
         )
     if has_const and not accepts(schema, const):
         out.append(
-            Diagnostic.error(
+            codes.problem(
                 codes.SCHEMA_CONST_CONTRADICTION,
                 "const is rejected by another constraint in the same schema",
                 pointer,
@@ -179,7 +179,7 @@ def _check_enum_and_const(
         )
     if enum_list is not None and not any(accepts(schema, v) for v in enum_list):
         out.append(
-            Diagnostic.error(
+            codes.problem(
                 codes.SCHEMA_ENUM_IMPOSSIBLE,
                 "every enum value is rejected by another constraint in the same schema",
                 pointer,
@@ -194,7 +194,7 @@ def _check_structure(
         properties = schema["properties"]
         if type_name != "object":
             out.append(
-                Diagnostic.error(
+                codes.problem(
                     codes.SCHEMA_KEYWORD_TYPE,
                     "properties is only valid for object schemas",
                     f"{pointer}/properties",
@@ -208,7 +208,7 @@ def _check_structure(
                 for name in required:
                     if isinstance(name, str) and name not in properties:
                         out.append(
-                            Diagnostic.error(
+                            codes.problem(
                                 codes.SCHEMA_REQUIRED_UNKNOWN,
                                 f"required property '{name}' is not declared",
                                 f"{pointer}/required",
@@ -217,7 +217,7 @@ def _check_structure(
     if "items" in schema:
         if type_name != "array":
             out.append(
-                Diagnostic.error(
+                codes.problem(
                     codes.SCHEMA_KEYWORD_TYPE,
                     "items is only valid for array schemas",
                     f"{pointer}/items",
@@ -226,7 +226,7 @@ def _check_structure(
         validate_bounded_schema(schema["items"], f"{pointer}/items", out)
     elif type_name == "array":
         out.append(
-            Diagnostic.error(
+            codes.problem(
                 codes.SCHEMA_ITEMS_REQUIRED,
                 "array schemas require a typed items schema",
                 f"{pointer}/items",
@@ -241,7 +241,7 @@ def _check_bounds(
         lower, upper = _number(schema.get(lower_key)), _number(schema.get(upper_key))
         if lower is not None and upper is not None and lower > upper:
             out.append(
-                Diagnostic.error(
+                codes.problem(
                     codes.SCHEMA_IMPOSSIBLE_BOUNDS,
                     f"{lower_key} cannot exceed {upper_key}",
                     pointer,
@@ -261,7 +261,7 @@ def _check_bounds(
         )
     ):
         out.append(
-            Diagnostic.error(
+            codes.problem(
                 codes.SCHEMA_IMPOSSIBLE_BOUNDS,
                 "numeric lower bound leaves no value below the upper bound",
                 pointer,
@@ -281,7 +281,7 @@ def _check_bounds(
         uppers.append(_ceil(exclusive_maximum) - 1.0)
     if lowers and uppers and max(lowers) > min(uppers):
         out.append(
-            Diagnostic.error(
+            codes.problem(
                 codes.SCHEMA_IMPOSSIBLE_INTEGER_BOUNDS,
                 "integer bounds contain no integer value",
                 pointer,

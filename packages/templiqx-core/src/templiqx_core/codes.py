@@ -10,6 +10,8 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Final
 
+from templiqx_contracts import Diagnostic
+
 __all__ = [
     "API_VERSION",
     "BOOLEAN_EMPTY",
@@ -66,6 +68,7 @@ __all__ = [
     "VALUE_SCHEMA",
     "VALUE_UNKNOWN",
     "VERSION_INVALID",
+    "problem",
 ]
 
 # parse
@@ -213,3 +216,8 @@ _HINTS: dict[str, str] = {
 
 CORE_CODES: Mapping[str, str] = MappingProxyType(dict(sorted(_HINTS.items())))
 """Every code the core emits, mapped to a one-line fix hint (sorted by code)."""
+
+
+def problem(code: str, message: str, json_pointer: str = "") -> Diagnostic:
+    """An error diagnostic from the core: ``message`` says what is wrong, ``help`` how to fix it."""
+    return Diagnostic.error(code, message, json_pointer, help=_HINTS.get(code))

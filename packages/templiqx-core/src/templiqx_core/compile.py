@@ -31,7 +31,7 @@ def negotiate_capabilities(contract: Contract, targets: Sequence[str]) -> list[D
     repeated), then each extension (sorted by key) whose capability is missing."""
     available = set(targets)
     out = [
-        Diagnostic.error(
+        codes.problem(
             codes.CAPABILITY_UNSUPPORTED,
             f"target lacks required capability '{capability}'",
             "/capabilities",
@@ -43,7 +43,7 @@ def negotiate_capabilities(contract: Contract, targets: Sequence[str]) -> list[D
         capability = contract.extensions[key].capability
         if capability not in available:
             out.append(
-                Diagnostic.error(
+                codes.problem(
                     codes.EXTENSION_UNSUPPORTED,
                     f"target lacks capability '{capability}' required by extension '{key}'",
                     f"/extensions/{key}",

@@ -13,7 +13,7 @@ from typing import Any, Final
 
 import msgspec
 
-from templiqx_contracts import CanonicalJSONError, Diagnostic, Filter, canonical_json
+from templiqx_contracts import CanonicalJSONError, Filter, canonical_json
 from templiqx_core import codes
 from templiqx_core.locale import (
     currency_symbol,
@@ -39,7 +39,7 @@ class RenderError(Exception):
 
     def __init__(self, code: str, message: str) -> None:
         super().__init__(message)
-        self.diagnostic = Diagnostic.error(code, message, "")
+        self.diagnostic = codes.problem(code, message, "")
 
 
 _encode_sorted: Final = msgspec.json.Encoder(order="sorted").encode

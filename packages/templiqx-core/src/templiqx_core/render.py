@@ -175,6 +175,6 @@ def render_messages(
         return None, [error.diagnostic]
     except RecursionError:
         return None, [
-            Diagnostic.error(codes.CONTENT_TOO_DEEP, "the content nests too deeply to render", "")
+            codes.problem(codes.CONTENT_TOO_DEEP, "the content nests too deeply to render", "")
         ]
     return messages, []

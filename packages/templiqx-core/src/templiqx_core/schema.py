@@ -17,6 +17,7 @@ import jsonschema_rs
 import msgspec
 
 from templiqx_contracts import Diagnostic, FormatPlan, format_plan
+from templiqx_core import codes
 from templiqx_core.lru import LRU
 
 __all__ = ["EngineSchema", "accepts", "compile_schema", "validate_instance"]
@@ -108,11 +109,9 @@ def validate_instance(
     if engine is None:
         engine = compile_schema(schema)
     for message in engine.errors(value):
-        out.append(Diagnostic.error(code, message, pointer))
+        out.append(codes.problem(code, message, pointer))
     if engine.formats is not None:
         for violation in engine.formats.violations(value, pointer):
             out.append(
-                Diagnostic.error(
-                    code, f"value is not a valid {violation.format}", violation.pointer
-                )
+                codes.problem(code, f"value is not a valid {violation.format}", violation.pointer)
             )

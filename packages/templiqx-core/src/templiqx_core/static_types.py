@@ -360,4 +360,4 @@ class ContentChecker:
                 )
 
     def _error(self, code: str, message: str, pointer: str) -> None:
-        self.out.append(Diagnostic.error(code, message, pointer))
+        self.out.append(codes.problem(code, message, pointer))

@@ -56,7 +56,7 @@ def resolve_tool_contract_refs(
         else:
             replacements[key] = entry.schema
             continue
-        out.append(Diagnostic.error(codes.TOOL_CONTRACT_REF_UNRESOLVED, message, pointer))
+        out.append(codes.problem(codes.TOOL_CONTRACT_REF_UNRESOLVED, message, pointer))
     if not out:
         for key, replacement in replacements.items():
             contract.extensions[key].schema = copy.deepcopy(replacement)

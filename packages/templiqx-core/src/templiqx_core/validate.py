@@ -43,14 +43,14 @@ def validate_contract(contract: Contract) -> list[Diagnostic]:
             found = _validate(contract)
         except RecursionError:
             found = [
-                Diagnostic.error(
+                codes.problem(
                     codes.CONTENT_TOO_DEEP, "the contract nests too deeply to validate", ""
                 )
             ]
         cached = tuple((d.code, d.message, d.json_pointer or "") for d in found)
         if key is not None:
             _results.put(key, cached)
-    return [Diagnostic.error(code, message, pointer) for code, message, pointer in cached]
+    return [codes.problem(code, message, pointer) for code, message, pointer in cached]
 
 
 def _validate(contract: Contract) -> list[Diagnostic]:
@@ -64,7 +64,7 @@ def _validate(contract: Contract) -> list[Diagnostic]:
             error = compile_schema(schema).error
             if error is not None:
                 out.append(
-                    Diagnostic.error(
+                    codes.problem(
                         codes.FIELD_SCHEMA_INVALID,
                         f"invalid schema for '{name}': {error}",
                         pointer,
@@ -78,7 +78,7 @@ def _validate(contract: Contract) -> list[Diagnostic]:
     cycle = find_component_cycle(contract.components)
     if cycle is not None:
         out.append(
-            Diagnostic.error(
+            codes.problem(
                 codes.COMPONENT_CYCLE,
                 f"component cycle includes '{cycle}'",
                 f"/components/{cycle}",
@@ -90,10 +90,10 @@ def _validate(contract: Contract) -> list[Diagnostic]:
 
 def _check_header(contract: Contract, out: list[Diagnostic]) -> None:
     if contract.api_version != API_VERSION:
-        out.append(Diagnostic.error(codes.API_VERSION, "unsupported api_version", "/api_version"))
+        out.append(codes.problem(codes.API_VERSION, "unsupported api_version", "/api_version"))
     if not is_identifier(contract.id):
         out.append(
-            Diagnostic.error(
+            codes.problem(
                 codes.INVALID_ID,
                 "id must contain only ASCII letters, digits, '.', '_' or '-'",
                 "/id",
@@ -101,24 +101,24 @@ def _check_header(contract: Contract, out: list[Diagnostic]) -> None:
         )
     if not is_semver(contract.version):
         out.append(
-            Diagnostic.error(
+            codes.problem(
                 codes.VERSION_INVALID, "contract version must be semantic versioning", "/version"
             )
         )
     if not contract.messages:
         out.append(
-            Diagnostic.error(codes.MESSAGES_EMPTY, "at least one message is required", "/messages")
+            codes.problem(codes.MESSAGES_EMPTY, "at least one message is required", "/messages")
         )
 
 
 def _check_output_schema(schema: Any, out: list[Diagnostic]) -> None:
     error = compile_schema(schema).error
     if error is not None:
-        out.append(Diagnostic.error(codes.OUTPUT_SCHEMA_INVALID, error, "/output_schema"))
+        out.append(codes.problem(codes.OUTPUT_SCHEMA_INVALID, error, "/output_schema"))
     validate_bounded_schema(schema, "/output_schema", out)
     if schema is False:
         out.append(
-            Diagnostic.error(
+            codes.problem(
                 codes.OUTPUT_SCHEMA_UNSATISFIABLE,
                 "output schema rejects every possible value",
                 "/output_schema",
@@ -138,7 +138,7 @@ def _check_components(contract: Contract, checker: ContentChecker, out: list[Dia
                 error = compile_schema(schema).error
                 if error is not None:
                     out.append(
-                        Diagnostic.error(
+                        codes.problem(
                             codes.COMPONENT_SCHEMA_INVALID,
                             f"invalid schema for component parameter '{param}': {error}",
                             pointer,
@@ -159,7 +159,7 @@ def _check_extensions(contract: Contract, out: list[Diagnostic]) -> None:
         base = f"/extensions/{key}"
         if "." not in key:
             out.append(
-                Diagnostic.error(
+                codes.problem(
                     codes.EXTENSION_NAMESPACE,
                     f"extension '{key}' must use a namespaced key such as vendor.option",
                     base,
@@ -167,7 +167,7 @@ def _check_extensions(contract: Contract, out: list[Diagnostic]) -> None:
             )
         if _CAPABILITY.fullmatch(extension.capability) is None:
             out.append(
-                Diagnostic.error(
+                codes.problem(
                     codes.EXTENSION_CAPABILITY,
                     f"extension '{key}' declares an invalid capability",
                     f"{base}/capability",
@@ -176,7 +176,7 @@ def _check_extensions(contract: Contract, out: list[Diagnostic]) -> None:
         error = compile_schema(extension.schema).error
         if error is not None:
             out.append(
-                Diagnostic.error(
+                codes.problem(
                     codes.EXTENSION_SCHEMA_INVALID,
                     f"invalid schema for extension '{key}': {error}",
                     f"{base}/schema",

@@ -27,7 +27,7 @@ def _validate_scope(
         if name not in supplied:
             if spec.required:
                 out.append(
-                    Diagnostic.error(
+                    codes.problem(
                         codes.VALUE_REQUIRED,
                         f"required {scope} value '{name}' is missing",
                         pointer,
@@ -36,7 +36,7 @@ def _validate_scope(
             continue
         engine = compile_schema(spec.schema)
         if engine.error is not None:
-            out.append(Diagnostic.error(codes.FIELD_SCHEMA_INVALID, engine.error, pointer))
+            out.append(codes.problem(codes.FIELD_SCHEMA_INVALID, engine.error, pointer))
             continue
         validate_instance(spec.schema, supplied[name], pointer, codes.VALUE_SCHEMA, out, engine)
     skip_reserved = scope == "context"
@@ -45,7 +45,7 @@ def _validate_scope(
             continue
         if name not in fields:
             out.append(
-                Diagnostic.error(
+                codes.problem(
                     codes.VALUE_UNKNOWN, f"undeclared {scope} value '{name}'", f"/{scope}/{name}"
                 )
             )
@@ -63,7 +63,7 @@ def validate_values(contract: Contract, request: RenderRequest) -> list[Diagnost
         _validate_scope("context", contract.context, request.context, out)
     except RecursionError:
         out.append(
-            Diagnostic.error(codes.CONTENT_TOO_DEEP, "the request nests too deeply to validate", "")
+            codes.problem(codes.CONTENT_TOO_DEEP, "the request nests too deeply to validate", "")
         )
     return out
 
@@ -76,12 +76,12 @@ def validate_output(schema: Any, output: Any) -> list[Diagnostic]:
     """
     engine = compile_schema(schema)
     if engine.error is not None:
-        return [Diagnostic.error(codes.OUTPUT_SCHEMA_INVALID, engine.error, "/output_schema")]
+        return [codes.problem(codes.OUTPUT_SCHEMA_INVALID, engine.error, "/output_schema")]
     out: list[Diagnostic] = []
     try:
         validate_instance(schema, output, "/output", codes.OUTPUT_SCHEMA, out, engine)
     except RecursionError:
         out.append(
-            Diagnostic.error(codes.CONTENT_TOO_DEEP, "the output nests too deeply to validate", "")
+            codes.problem(codes.CONTENT_TOO_DEEP, "the output nests too deeply to validate", "")
         )
     return out
