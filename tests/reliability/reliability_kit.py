@@ -4,8 +4,8 @@ Test modules reach this module by name (the suite's ``conftest.py`` puts this fo
 ``sys.path``); it holds no fixtures itself.
 
 * **Counts.** Every suite runs with CI-sized counts by default (fast enough for the default
-  ``tests`` session) and with the issue's full counts when ``TEMPLIQX_RELIABILITY_FULL=1``
-  (the ``reliability`` nox session sets it).
+  ``tests`` session) and with the issue's full counts when ``TEMPLIQX_RELIABILITY_FULL=1`` is
+  set in the environment (``TEMPLIQX_RELIABILITY_FULL=1 nox -s reliability``).
 * **Figures.** Suites *measure*: they add to named counters while they run and declare the
   figure each counter must reach. The conftest prints the table at the end of the session and
   writes it as JSON when ``TEMPLIQX_RELIABILITY_REPORT`` names a file.
