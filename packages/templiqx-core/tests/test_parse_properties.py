@@ -9,7 +9,13 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from templiqx_contracts import Diagnostic, canonical_json
+from templiqx_contracts import Diagnostic, RenderRequest, canonical_json
+from templiqx_core import (
+    compile_interaction,
+    diff_contracts,
+    explain_contract,
+    validate_contract,
+)
 from templiqx_core.parse import (
     PARSE_HELP,
     parse_contract,
@@ -92,11 +98,29 @@ def check(parse: Callable[..., tuple[Any, list[Diagnostic]]], source: str | byte
         canonical_json(value)  # every parsed value can be fingerprinted
 
 
+def through_later_steps(source: str | bytes) -> None:
+    """A source that parses as a contract goes through every later step, which must answer with
+    diagnostics too, never an exception."""
+    contract, _ = parse_contract(source)
+    if contract is None:
+        return
+    for diagnostic in validate_contract(contract):
+        assert diagnostic.code.startswith("TQX_"), diagnostic
+        assert diagnostic.severity == "error", diagnostic
+    request = RenderRequest(inputs={}, context={})
+    compiled, diagnostics = compile_interaction(contract, request, ["structured_output"])
+    assert (compiled is None) == bool(diagnostics)
+    assert all(d.code.startswith("TQX_") for d in diagnostics)
+    explain_contract(contract)
+    assert diff_contracts(contract, contract).equal
+
+
 @settings(max_examples=150, deadline=None)
 @given(source=st.one_of(st.text(max_size=300), st.binary(max_size=300), yaml_like, yaml_words))
 def test_parsers_never_raise_on_arbitrary_input(source: str | bytes) -> None:
     for parse in PARSERS:
         check(parse, source)
+    through_later_steps(source)
 
 
 def _reference_sources() -> list[bytes]:
@@ -149,3 +173,4 @@ def test_parsers_never_raise_on_mutated_contracts(reference: Path, data: st.Data
     source: str | bytes = mutated.decode("utf-8", "replace") if as_text else mutated
     for parse in PARSERS:
         check(parse, source)
+    through_later_steps(source)
