@@ -37,13 +37,20 @@ def test_root_is_created_and_canonicalized(tmp_path: Path) -> None:
     assert store.discover() == []
 
 
-def test_root_that_is_a_file_is_refused(tmp_path: Path) -> None:
-    file = tmp_path / "file"
-    file.write_text("x")
-    with pytest.raises(PortError):
-        FilesystemPackageStore(file)
-    with pytest.raises(PortError):
-        FilesystemArtifactWorkspace(file / "below")
+def test_root_that_is_a_file_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    Path("file").write_text("x")
+    with pytest.raises(InvalidPathError) as raised:
+        FilesystemPackageStore("file")
+    assert str(raised.value) == (
+        "invalid path: packages root 'file' is a file, not a directory; "
+        "name a folder (created when missing)"
+    )
+    with pytest.raises(InvalidPathError) as raised:
+        FilesystemArtifactWorkspace(Path("file") / "below")
+    assert str(raised.value).startswith(
+        "invalid path: workspace root 'file/below' cannot be created: 'file' is a file;"
+    )
 
 
 def test_skips_non_packages_and_store_bookkeeping(

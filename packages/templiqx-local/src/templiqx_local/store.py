@@ -94,18 +94,39 @@ CONTRACTS_DIR = "contracts"
 PACKAGE_SUBDIRS = ("contracts", "components", "evals", "migrations", "templates", "translations")
 
 
-def canonical_root(root: str | os.PathLike[str]) -> Path:
-    """Create ``root`` if missing and return its canonical absolute path."""
+def _file_in_the_way(path: Path) -> Path | None:
+    """The first of ``path`` and its parents (outermost first) that exists but is no folder."""
+    for candidate in (*reversed(path.parents), path):
+        if candidate.exists() and not candidate.is_dir():
+            return candidate
+    return None
+
+
+def canonical_root(root: str | os.PathLike[str], what: str = "root") -> Path:
+    """Create ``root`` if missing and return its canonical absolute path.
+
+    ``what`` names the folder in messages (``packages root``, ``workspace root``). A regular
+    file at ``root``, or where one of its parent folders should be, is ``InvalidPathError``
+    saying so (not the operating system's "File exists").
+    """
     path = Path(root)
+    shown = show(str(path))
     try:
         path.mkdir(parents=True, exist_ok=True)
         canonical = path.resolve(strict=True)
+    except (FileExistsError, NotADirectoryError) as exc:
+        blocker = _file_in_the_way(path)
+        if blocker is None or blocker == path:
+            problem = f"{what} {shown} is a file, not a directory"
+        else:
+            problem = f"{what} {shown} cannot be created: {show(str(blocker))} is a file"
+        raise InvalidPathError(f"{problem}; name a folder (created when missing)") from exc
     except OSError as exc:
         raise port_error(exc, str(path)) from exc
     except (ValueError, RuntimeError) as exc:  # NUL in the path, symlink loops
-        raise InvalidPathError(f"root {show(str(path))} is not usable: {exc}") from exc
+        raise InvalidPathError(f"{what} {shown} is not usable: {exc}") from exc
     if not canonical.is_dir():
-        raise InvalidPathError(f"root {canonical} is not a directory")
+        raise InvalidPathError(f"{what} {shown} is not a directory")
     return canonical
 
 
@@ -146,7 +167,7 @@ class FilesystemPackageStore(PackageStore):
     """The package store over a folder of packages (created if missing)."""
 
     def __init__(self, root: str | os.PathLike[str]) -> None:
-        self._root = canonical_root(root)
+        self._root = canonical_root(root, "packages root")
 
     @property
     def root(self) -> Path:

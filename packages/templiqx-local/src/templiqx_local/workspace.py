@@ -137,7 +137,7 @@ class FilesystemArtifactWorkspace(ArtifactWorkspace):
         *,
         override_roots: Iterable[str | os.PathLike[str]] | None = None,
     ) -> None:
-        self._root = canonical_root(root)
+        self._root = canonical_root(root, "workspace root")
         allowed: list[tuple[tuple[str, ...], tuple[str, ...]]] = []
         for entry in [self._root] if override_roots is None else override_roots:
             given = Path(entry)
