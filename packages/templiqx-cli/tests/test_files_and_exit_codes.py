@@ -103,6 +103,49 @@ def test_json_files_refuse_what_json_cannot_fingerprint(
     assert out.err.startswith(f"templiqx: decode JSON from {values}: ")
 
 
+def test_a_broken_json_file_names_line_column_and_code(
+    tmp_path: Path, packages_root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    values = tmp_path / "v.json"
+    values.write_text('{"inputs": {\n  "a": 1,\n')
+    argv = ["--root", str(packages_root), "render", "welcome", CONTRACT, "--values", str(values)]
+    assert main(argv) == 1
+    assert capsys.readouterr().err == (
+        f"templiqx: decode JSON from {values}: the document ends too early (unclosed brace, "
+        "bracket or string?) at line 3 column 1 [TQX_DATA_INVALID]\n"
+    )
+    values.write_text('{"inputs": {\n  "a": 1,,\n}}')
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"templiqx: decode JSON from {values}: expecting property name")
+    assert err.endswith(" at line 2 column 10 [TQX_DATA_INVALID]\n")
+    values.write_bytes(b'{"inputs":\n {"a": "\xff"}}')
+    assert main(argv) == 1
+    assert capsys.readouterr().err == (
+        f"templiqx: decode JSON from {values}: the file is not valid UTF-8 (byte 0xff) "
+        "at line 2 column 9 [TQX_DATA_INVALID]\n"
+    )
+
+
+def test_a_root_that_is_a_file_is_named_with_a_code(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    Path("afile").write_text("x")
+    assert main(["--root", "afile", "discover"]) == 1
+    out = capsys.readouterr()
+    assert out.out == ""
+    assert out.err == (
+        "templiqx: compose local Templiqx service: invalid path: packages root 'afile' is a "
+        "file, not a directory; name a folder (created when missing) [TQX_PATH_INVALID]\n"
+        "  help: pass --root DIR naming the folder that holds the package folders (default: .)\n"
+    )
+    assert main(["--root", "afile/packages", "discover"]) == 1
+    assert "packages root 'afile/packages' cannot be created: 'afile' is a file" in (
+        capsys.readouterr().err
+    )
+
+
 def test_put_source_must_be_utf8(
     tmp_path: Path, packages_root: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

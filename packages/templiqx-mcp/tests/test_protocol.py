@@ -174,7 +174,10 @@ def test_a_root_that_cannot_be_used_exits_1(tmp_path: Path) -> None:
     done = _start_and_wait([str(not_a_folder)], tmp_path)
     assert done.returncode == 1
     assert done.stdout == b""
-    assert done.stderr.decode().startswith("templiqx-mcp: compose local Templiqx service: ")
+    message = done.stderr.decode()
+    assert message.startswith("templiqx-mcp: compose local Templiqx service: ")
+    assert "is a file, not a directory" in message
+    assert message.endswith(" [TQX_PATH_INVALID]\n")
 
 
 def test_an_unknown_runtime_exits_1_naming_the_installed_ones(

@@ -141,10 +141,10 @@ def run(argv: list[str]) -> int:
     try:
         result = group.main(args=argv, prog_name="templiqx", standalone_mode=False)
     except UnknownRuntimeError as exc:
-        sys.stderr.write(f"templiqx: {exc}\n")
+        sys.stderr.write(exc.render() + "\n")
         return 2
     except CliError as exc:
-        sys.stderr.write(f"templiqx: {exc}\n")
+        sys.stderr.write(exc.render() + "\n")
         return 1
     except click.ClickException as exc:
         exc.show()

@@ -14,6 +14,9 @@ from templiqx_ports import PortError
 __all__ = ["UnknownRuntimeError", "compose_service", "runtime_names"]
 
 
+ROOT_HINT = "pass --root DIR naming the folder that holds the package folders (default: .)"
+
+
 class UnknownRuntimeError(CliError):
     """``--runtime`` names no installed runtime: a usage error (exit code 2)."""
 
@@ -37,5 +40,9 @@ def compose_service(root: str, runtime: str) -> TempliqxService:
     try:
         adapter = load_runtime(runtime)
         return compose(root, runtime=adapter)
-    except (RuntimeSelectionError, PortError, OSError) as exc:
+    except PortError as exc:
+        raise CliError(
+            f"compose local Templiqx service: {exc}", code=exc.code, help=ROOT_HINT
+        ) from exc
+    except (RuntimeSelectionError, OSError) as exc:
         raise CliError(f"compose local Templiqx service: {exc}") from exc

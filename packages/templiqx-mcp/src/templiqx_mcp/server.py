@@ -108,7 +108,10 @@ def main(argv: list[str] | None = None) -> int:
             None if setting.workspace_is_default else setting.workspace_root,
             runtime,
         )
-    except (RuntimeSelectionError, PortError, OSError) as exc:
+    except PortError as exc:
+        sys.stderr.write(f"{SERVER_NAME}: compose local Templiqx service: {exc} [{exc.code}]\n")
+        return 1
+    except (RuntimeSelectionError, OSError) as exc:
         sys.stderr.write(f"{SERVER_NAME}: compose local Templiqx service: {exc}\n")
         return 1
     server = build_server(service, setting)
