@@ -47,6 +47,23 @@ def test_invalid_segments(value: str) -> None:
     assert "contract id" in str(raised.value)
 
 
+@pytest.mark.parametrize(
+    ("value", "problem"),
+    [
+        ("../..", "must be one name, not a path: it contains '/' (path separators and '..'"),
+        ("a\\b", "must be one name, not a path: it contains '\\\\'"),
+        ("a b", "contains ' ', which is not allowed"),
+        ("a:b?", "contains ':', '?', which are not allowed"),
+    ],
+)
+def test_an_invalid_name_says_what_is_wrong_with_it(value: str, problem: str) -> None:
+    with pytest.raises(InvalidPathError) as raised:
+        check_package_name(value)
+    message = str(raised.value)
+    assert message.startswith(f"invalid path: package name {value!r} {problem}"), message
+    assert message.endswith("; use only ASCII letters, digits, '.', '_' and '-'")
+
+
 def test_reserved_package_names() -> None:
     for name in (".templiqx-package-locks", ".templiqx-workspace", ".templiqx-tmp.1.ab"):
         assert is_segment(name)

@@ -74,10 +74,22 @@ def check_segment(value: str, what: str) -> str:
             f"{what} {show(value)} is longer than {MAX_SEGMENT_BYTES} characters"
         )
     if _SEGMENT.fullmatch(value) is None:
-        raise InvalidPathError(
-            f"{what} {show(value)} may contain only ASCII letters, digits, '.', '_' and '-'"
-        )
+        raise InvalidPathError(f"{what} {show(value)} {_segment_problem(value)}")
     return value
+
+
+def _segment_problem(value: str) -> str:
+    """What is wrong with a name that fails the segment pattern, and what is allowed."""
+    allowed = "use only ASCII letters, digits, '.', '_' and '-'"
+    separator = "/" if "/" in value else "\\" if "\\" in value else None
+    if separator is not None:
+        return (
+            f"must be one name, not a path: it contains {separator!r} (path separators and "
+            f"'..' traversal are not allowed); {allowed}"
+        )
+    bad = sorted({char for char in value if _SEGMENT.fullmatch(char) is None})
+    listed = ", ".join(repr(char) for char in bad[:5]) + (", ..." if len(bad) > 5 else "")
+    return f"contains {listed}, which {'is' if len(bad) == 1 else 'are'} not allowed; {allowed}"
 
 
 def is_reserved_name(value: str) -> bool:
