@@ -12,7 +12,7 @@ from types import SimpleNamespace
 import pytest
 
 from templiqx_conformance.loopback import LoopbackServer, Reply, sse_frame
-from templiqx_contracts import fingerprint
+from templiqx_contracts import Failed, fingerprint
 from templiqx_ports import RuntimeFailureCode, RuntimeFailureError
 from templiqx_runtime_openai import Detail, OpenAIRuntime, OpenAISettings, retry_after_ms
 
@@ -131,12 +131,17 @@ def test_connection_refused_is_unavailable(runtime_for: RuntimeFor, wire: Simple
         port = probe.getsockname()[1]
     server = SimpleNamespace(base_url=f"http://127.0.0.1:{port}")
     runtime = runtime_for(server)
-    error = failure_of(lambda: runtime.execute(wire.request()))
-    assert error.failure.code is RuntimeFailureCode.UNAVAILABLE
-    assert error.failure.detail == Detail.CONNECT
+    plain = failure_of(lambda: runtime.execute(wire.request()))
     sink = wire.Collector()
-    error = failure_of(lambda: runtime.execute_streaming(wire.request(), sink))
-    assert sink.kinds == ["Failed"]
+    streamed = failure_of(lambda: runtime.execute_streaming(wire.request(), sink))
+    for error in (plain, streamed):
+        assert error.failure.code is RuntimeFailureCode.UNAVAILABLE
+        assert error.code == "TQX_RUNTIME_UNAVAILABLE"
+        assert error.failure.retryable is True
+        assert error.failure.retry_after_ms is None
+        assert error.failure.detail == Detail.CONNECT
+    assert plain.failure == streamed.failure
+    assert sink.events == [Failed(code="TQX_RUNTIME_UNAVAILABLE", message=str(streamed))]
 
 
 @pytest.mark.parametrize("phase", ["headers", "body"])

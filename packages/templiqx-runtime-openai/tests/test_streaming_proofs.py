@@ -113,17 +113,38 @@ def test_proof_2_tool_call_fragment_assembly(
 def test_proof_2_unparseable_tool_arguments_are_invalid_response(
     serve: Serve, runtime_for: RuntimeFor, wire: SimpleNamespace
 ) -> None:
+    raw = '{"city": "RAW-ARGUMENTS-TEXT'  # never closed: not JSON
     t = wire.tool
     frames = [
-        wire.chunk(tool_calls=[t(0, id="c", name="f", args='{"broken"')]),
+        wire.chunk(tool_calls=[t(0, id="c", name="f", args=raw[:9])]),
+        wire.chunk(tool_calls=[t(0, args=raw[9:])]),
         wire.chunk(finish="tool_calls"),
     ]
-    server = serve(Reply.sse(frames))
+    whole = wire.completion(
+        None, finish="tool_calls", tool_calls=[wire.whole_tool_call("c", "f", raw)]
+    )
+    server = serve([Reply.sse(frames), Reply.json(whole)])
+    runtime = runtime_for(server)
     sink = wire.Collector()
-    _, error = run_stream(runtime_for(server), wire.request(), sink)
-    assert error is not None
-    assert error.failure.code is RuntimeFailureCode.INVALID_RESPONSE
-    assert sink.kinds == ["ToolCallDelta", "Failed"]
+    _, streamed = run_stream(runtime, wire.request(), sink)
+    with pytest.raises(RuntimeFailureError) as caught:
+        runtime.execute(wire.request())
+    plain = caught.value
+
+    assert streamed is not None
+    for error in (streamed, plain):
+        assert error.failure.code is RuntimeFailureCode.INVALID_RESPONSE
+        assert error.failure.detail == "model tool call arguments were not valid JSON"
+        assert "RAW-ARGUMENTS-TEXT" not in str(error)
+        assert "RAW-ARGUMENTS-TEXT" not in repr(error.failure)
+    assert plain.failure == streamed.failure  # same code, detail and fingerprint on both paths
+    # The fragments were streamed as they came; the failure is the one terminal event after them.
+    assert sink.events == [
+        ToolCallDelta(name="f", arguments_fragment=raw[:9]),
+        ToolCallDelta(name="f", arguments_fragment=raw[9:]),
+        Failed(code="TQX_RUNTIME_INVALID_RESPONSE", message=str(streamed)),
+    ]
+    assert "RAW-ARGUMENTS-TEXT" not in sink.events[-1].message
 
 
 # --- 3 ---------------------------------------------------------------------------------------
