@@ -522,6 +522,13 @@ def test_missing_contract_and_package_messages_are_portable(
     (ghost,) = service.inspect_contract("ghost", "nope").diagnostics
     assert (ghost.code, ghost.message) == ("TQX_NOT_FOUND", "not found: ghost")
     assert str(scratch_root) not in missing.message
+    # a missing package says where packages are looked for and how to look elsewhere
+    assert ghost.help is not None
+    assert ghost.help.startswith("There is no package folder 'ghost' under the packages root.")
+    assert "--root DIR" in ghost.help
+    assert str(scratch_root) not in ghost.help
+    for envelope in (service.validate_package("ghost"), service.list_evals("ghost")):
+        assert envelope.diagnostics == [ghost]
 
 
 @pytest.mark.parametrize("kind", ["symlink", "oversized"])

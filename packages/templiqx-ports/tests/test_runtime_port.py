@@ -152,6 +152,18 @@ def test_runtime_failure_help_and_pickling() -> None:
     assert pickle.loads(pickle.dumps(NotFoundError("x"))).detail == "x"
 
 
+def test_a_port_error_may_carry_its_fix() -> None:
+    assert NotFoundError("x").help is None
+    error = NotFoundError("x", help="look elsewhere")
+    assert (str(error), error.code, error.help) == (
+        "not found: x",
+        "TQX_NOT_FOUND",
+        "look elsewhere",
+    )
+    clone = pickle.loads(pickle.dumps(error))
+    assert (clone.detail, clone.help) == ("x", "look elsewhere")
+
+
 COMPLETE = Complete.of(Echo().execute(REQUEST))
 FAILED = Failed(code="TQX_RUNTIME_TIMEOUT", message="runtime failure TQX_RUNTIME_TIMEOUT: late")
 

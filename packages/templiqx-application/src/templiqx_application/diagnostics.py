@@ -29,9 +29,10 @@ def port_diagnostic(exc: PortError) -> Diagnostic:
     """The diagnostic of a port error: its code, its display text and pointer ``""``.
 
     A runtime failure also carries the help line naming the adapter, the scenario, the retry
-    hint and the failure fingerprint (never a payload).
+    hint and the failure fingerprint (never a payload); any other port error the fix its
+    adapter gave it (``PortError.help``), if any.
     """
-    help_text = exc.failure.help_text() if isinstance(exc, RuntimeFailureError) else None
+    help_text = exc.failure.help_text() if isinstance(exc, RuntimeFailureError) else exc.help
     return Diagnostic.error(exc.code, str(exc), "", help=help_text)
 
 

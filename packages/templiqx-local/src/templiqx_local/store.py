@@ -159,6 +159,23 @@ def _utf8(data: bytes, label: str) -> str:
         raise InvalidDataError(f"{label}: contract source is not valid UTF-8 ({exc})") from exc
 
 
+def _missing_package(package: str) -> NotFoundError:
+    """``not found: <package>``, with a fix that says where packages are looked for.
+
+    The root itself is not named: messages never carry host paths, and each surface knows
+    how its user chose the root (the CLI names its ``--root`` on its own).
+    """
+    return NotFoundError(
+        package,
+        help=(
+            f"There is no package folder {package!r} under the packages root. Check the name "
+            "(discover_packages lists the packages there), or use the packages root that "
+            "holds it: the CLI's --root DIR, templiqx-mcp's first argument or "
+            "TEMPLIQX_PACKAGES_ROOT, compose(root) in Python."
+        ),
+    )
+
+
 def _conflict(expected: str, actual: str) -> ConflictError:
     return ConflictError(f"expected {expected}, found {actual}")
 
@@ -185,11 +202,11 @@ class FilesystemPackageStore(PackageStore):
     def _package_dir(self, root: DirHandle, package: str) -> DirHandle:
         check_package_name(package)
         if lstat_entry(root, package, display=package) is None:
-            raise NotFoundError(package)
+            raise _missing_package(package)
         try:
             return open_child_dir(root, package, display=f"package directory {package}")
         except NotFoundError:
-            raise NotFoundError(package) from None
+            raise _missing_package(package) from None
 
     def _read_manifest_bytes(self, pkg: DirHandle) -> bytes:
         return _read_document(pkg, MANIFEST_FILE, child_label(pkg.label, MANIFEST_FILE))
@@ -215,7 +232,7 @@ class FilesystemPackageStore(PackageStore):
         check_package_name(package)
         with self._open_root() as root:
             if lstat_entry(root, package, display=package) is None:
-                raise NotFoundError(package)
+                raise _missing_package(package)
             with (
                 acquire_lock(root, PACKAGE_LOCKS_DIR, package, exclusive=True),
                 self._package_dir(root, package) as pkg,

@@ -27,14 +27,19 @@ __all__ = [
 
 
 class PortError(Exception):
-    """Base of every port error. ``code`` is the stable ``TQX_*`` diagnostic code."""
+    """Base of every port error. ``code`` is the stable ``TQX_*`` diagnostic code.
+
+    ``help``, when the adapter knows how to fix this particular failure, is the fix hint the
+    application puts on the diagnostic (e.g. where a missing package was looked for).
+    """
 
     CODE: ClassVar[str] = "TQX_IO"
     prefix: ClassVar[str] = "error"
 
-    def __init__(self, detail: str) -> None:
+    def __init__(self, detail: str, *, help: str | None = None) -> None:
         super().__init__(detail)
         self.detail = detail
+        self.help = help
         self.code: str = self.CODE
 
     def __str__(self) -> str:
