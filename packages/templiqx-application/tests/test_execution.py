@@ -126,6 +126,8 @@ def test_the_fake_runtime_echoes_the_fixture(root: Path, make_service: Factory) 
     (diagnostic,) = missing.diagnostics
     assert diagnostic.code == "TQX_DATA_INVALID"
     assert diagnostic.message == "invalid data: fake runtime requires fixture_output"
+    assert diagnostic.help is not None
+    assert "as `fixture_output` (the CLI's --fixture-output FILE" in diagnostic.help
 
 
 def test_fake_runtime_reports_validity_itself() -> None:

@@ -15,7 +15,20 @@ from templiqx_contracts import (
 from templiqx_core import validate_output
 from templiqx_ports import InvalidDataError, RuntimeAdapter
 
-__all__ = ["FAKE_RUNTIME_DESCRIPTOR", "DeterministicFakeRuntime", "create_fake_runtime"]
+__all__ = [
+    "FAKE_RUNTIME_DESCRIPTOR",
+    "FIXTURE_OUTPUT_HELP",
+    "DeterministicFakeRuntime",
+    "create_fake_runtime",
+]
+
+FIXTURE_OUTPUT_HELP = (
+    "The deterministic fake runtime (the default) calls no model: it returns the output it is "
+    "given. Pass that output as `fixture_output` (the CLI's --fixture-output FILE, a JSON "
+    "file; an eval fixture's non-null `fake_output`), or choose a live runtime (the CLI's "
+    "--runtime NAME, templiqx-mcp's TEMPLIQX_RUNTIME)."
+)
+"""The fix of an execution on the fake runtime without a fixture output."""
 
 FAKE_RUNTIME_DESCRIPTOR = AdapterDescriptor(
     id="templiqx.fake", version="0.2.0", capabilities=["structured_output", "text"]
@@ -38,7 +51,7 @@ class DeterministicFakeRuntime(RuntimeAdapter):
 
     def execute(self, request: ExecutionRequest) -> ExecutionReceipt:
         if request.fixture_output is None:
-            raise InvalidDataError("fake runtime requires fixture_output")
+            raise InvalidDataError("fake runtime requires fixture_output", help=FIXTURE_OUTPUT_HELP)
         output = request.fixture_output
         try:
             request_fingerprint = fingerprint(request.interaction)
