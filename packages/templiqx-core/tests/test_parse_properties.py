@@ -17,7 +17,7 @@ from templiqx_core import (
     validate_contract,
 )
 from templiqx_core.parse import (
-    PARSE_HELP,
+    PARSE_HELPS,
     parse_contract,
     parse_json_value,
     parse_lock,
@@ -85,7 +85,7 @@ def check(parse: Callable[..., tuple[Any, list[Diagnostic]]], source: str | byte
         assert diagnostic.severity == "error"
         assert diagnostic.json_pointer is None
         assert diagnostic.file == "prop.yaml"
-        assert diagnostic.help == PARSE_HELP
+        assert diagnostic.help in PARSE_HELPS.values()
         assert diagnostic.message
         if diagnostic.span is not None:
             assert diagnostic.span.line >= 1

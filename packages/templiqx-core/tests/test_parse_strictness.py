@@ -6,7 +6,7 @@ import msgspec
 import pytest
 
 from templiqx_contracts import Diagnostic, SourceSpan
-from templiqx_core.parse import PARSE_HELP, parse_contract
+from templiqx_core.parse import PARSE_HELPS, parse_contract
 
 # The core.md §7.1 fixture `typed` (written here in our own words).
 TYPED = """\
@@ -55,7 +55,7 @@ def only_error(source: str, file: str | None = "typed.yaml") -> Diagnostic:
     assert diagnostic.code == "TQX_PARSE_YAML"
     assert diagnostic.severity == "error"
     assert diagnostic.json_pointer is None
-    assert diagnostic.help == PARSE_HELP
+    assert diagnostic.help in PARSE_HELPS.values()
     assert diagnostic.file == file
     return diagnostic
 
@@ -184,3 +184,31 @@ def test_error_messages_name_the_path() -> None:
     assert diagnostic.message.startswith(
         "messages[0].content[0].then[0].body[0].filters[1]: unknown filter `title`"
     )
+
+
+HEAD = "api_version: templiqx/v1alpha1\nid: typed\nversion: 1.0.0\n"
+
+
+@pytest.mark.parametrize(
+    ("source", "help_key"),
+    [
+        (HEAD + "bogus: 1\n", "unknown_field"),
+        (HEAD + "version: [1.0\n", "syntax"),
+        (HEAD + "inputs:\n\tx: 1\n", "syntax"),
+        (b"id: \xff\n", "syntax"),
+        ("", "syntax"),
+        (HEAD + "---\nid: b\n", "syntax"),
+        (HEAD + "capabilities: 3\n", "schema"),
+        (HEAD + "id: again\n", "schema"),
+        ("api_version: templiqx/v1alpha1\n", "schema"),
+        (HEAD + "messages:\n  - role: user\n    content:\n      - kind: nope\n", "schema"),
+        ("x: " + "[" * 200 + "]" * 200 + "\n", "limit"),
+    ],
+)
+def test_the_help_fits_the_kind_of_error(source: str | bytes, help_key: str) -> None:
+    """Only an unknown field gets the spec'd "unknown fields are rejected" help."""
+    _, diagnostics = parse_contract(source, "c.yaml")
+    (diagnostic,) = diagnostics
+    assert diagnostic.help == PARSE_HELPS[help_key], diagnostic.message
+    if help_key != "unknown_field":
+        assert "unknown fields are rejected" not in (diagnostic.help or "")

@@ -16,7 +16,7 @@ from templiqx_contracts import (
     WhenNode,
 )
 from templiqx_core.parse import (
-    PARSE_HELP,
+    PARSE_HELPS,
     parse_contract,
     parse_json_value,
     parse_translation_bundle,
@@ -44,7 +44,7 @@ def assert_parse_error(diagnostic: Diagnostic, file: str | None = None) -> Diagn
     assert diagnostic.code == "TQX_PARSE_YAML"
     assert diagnostic.severity == "error"
     assert diagnostic.json_pointer is None
-    assert diagnostic.help == PARSE_HELP
+    assert diagnostic.help in PARSE_HELPS.values()
     assert diagnostic.file == file
     if diagnostic.span is not None:
         assert diagnostic.span.end_line == diagnostic.span.line

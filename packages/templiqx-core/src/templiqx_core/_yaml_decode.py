@@ -19,7 +19,15 @@ from dataclasses import field as dataclass_field
 from typing import Any, NoReturn, TypeAlias
 
 from templiqx_core._yaml_scalars import TAG_MAP, TAG_SEQ, describe, resolve_scalar, short_tag
-from templiqx_core._yaml_tree import Mapping, Node, Scalar, Sequence, YamlError
+from templiqx_core._yaml_tree import (
+    SCHEMA,
+    UNKNOWN_FIELD,
+    Mapping,
+    Node,
+    Scalar,
+    Sequence,
+    YamlError,
+)
 
 __all__ = [
     "Field",
@@ -45,11 +53,14 @@ __all__ = [
 Reader: TypeAlias = Callable[[Node, str, bool], Any]
 
 
-def fail(node: Node, path: str, problem: str) -> NoReturn:
+def fail(node: Node, path: str, problem: str, kind: str = SCHEMA) -> NoReturn:
     """Raise the reader's error for ``node``: ``path: problem at line L column C``."""
     where = f"{path}: " if path else ""
     raise YamlError(
-        f"{where}{problem} at line {node.line} column {node.column}", node.line, node.column
+        f"{where}{problem} at line {node.line} column {node.column}",
+        node.line,
+        node.column,
+        kind=kind,
     )
 
 
@@ -84,7 +95,9 @@ def resolve(node: Scalar, path: str) -> Any:
     except YamlError as error:
         if not path:
             raise
-        raise YamlError(f"{path}: {error.message}", error.line, error.column) from None
+        raise YamlError(
+            f"{path}: {error.message}", error.line, error.column, kind=error.kind
+        ) from None
 
 
 def _is_empty_plain(node: Node) -> bool:
@@ -300,6 +313,7 @@ def read_struct(node: Node, path: str, buffered: bool, spec: StructSpec) -> Any:
                 key_node,
                 path,
                 f"unknown field `{key}` in {spec.what}; expected one of {spec.expected()}",
+                UNKNOWN_FIELD,
             )
         values[field.name] = field.read(value_node, child(path, key), buffered)
     for field in spec.fields:

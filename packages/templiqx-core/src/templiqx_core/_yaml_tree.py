@@ -35,14 +35,36 @@ from templiqx_core.limits import (
 __all__ = ["Mapping", "Node", "Scalar", "Sequence", "YamlError", "read_document"]
 
 
-class YamlError(Exception):
-    """A document that the strict reader refuses; ``line``/``column`` are 1-based when known."""
+SYNTAX: Final = "syntax"
+"""The text is not one well-formed YAML document (or not valid UTF-8)."""
+UNKNOWN_FIELD: Final = "unknown_field"
+"""A mapping has a key its struct does not declare."""
+SCHEMA: Final = "schema"
+"""Well-formed YAML that does not fit the schema: a wrong type, a missing or repeated field."""
+LIMIT: Final = "limit"
+"""The document exceeds one of the reader's limits (size, nesting, alias expansion)."""
 
-    def __init__(self, message: str, line: int | None = None, column: int | None = None) -> None:
+
+class YamlError(Exception):
+    """A document that the strict reader refuses; ``line``/``column`` are 1-based when known.
+
+    ``kind`` says what sort of problem it is (:data:`SYNTAX`, :data:`UNKNOWN_FIELD`,
+    :data:`SCHEMA` or :data:`LIMIT`), so the diagnostic can suggest a fix that fits.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        line: int | None = None,
+        column: int | None = None,
+        *,
+        kind: str = SCHEMA,
+    ) -> None:
         super().__init__(message)
         self.message = message
         self.line = line
         self.column = column
+        self.kind = kind
 
 
 class Scalar:
@@ -140,6 +162,7 @@ def _utf8(source: str | bytes) -> bytes:
                 "pass well-formed text",
                 line,
                 column,
+                kind=SYNTAX,
             ) from None
         if len(data) > MAX_DOCUMENT_BYTES:
             raise _too_large(len(data), "bytes")
@@ -156,6 +179,7 @@ def _utf8(source: str | bytes) -> bytes:
             f"at line {line} column {column}; save it as UTF-8",
             line,
             column,
+            kind=SYNTAX,
         ) from None
     return data
 
@@ -163,14 +187,17 @@ def _utf8(source: str | bytes) -> bytes:
 _SYNTAX_HINT: Final = "check the indentation, quoting and brackets there"
 
 
-def _located(problem: str, mark: object | None, hint: str = "") -> YamlError:
+def _located(problem: str, mark: object | None, hint: str = "", kind: str = SYNTAX) -> YamlError:
     suffix = f"; {hint}" if hint else ""
     line = getattr(mark, "line", None)
     column = getattr(mark, "column", None)
     if not isinstance(line, int) or not isinstance(column, int):
-        return YamlError(problem + suffix)
+        return YamlError(problem + suffix, kind=kind)
     return YamlError(
-        f"{problem} at line {line + 1} column {column + 1}{suffix}", line + 1, column + 1
+        f"{problem} at line {line + 1} column {column + 1}{suffix}",
+        line + 1,
+        column + 1,
+        kind=kind,
     )
 
 
@@ -187,7 +214,8 @@ def _syntax_hint(data: bytes, line: int, column: int) -> str:
 def _too_large(size: int, unit: str) -> YamlError:
     return YamlError(
         f"the document is {size} {unit}, more than the {MAX_DOCUMENT_BYTES}-byte limit "
-        f"(MAX_DOCUMENT_BYTES); {_HINT_SIZE}"
+        f"(MAX_DOCUMENT_BYTES); {_HINT_SIZE}",
+        kind=LIMIT,
     )
 
 
@@ -209,7 +237,7 @@ def _convert(exc: yaml.YAMLError, data: bytes) -> YamlError:
             problem = f"{problem} {exc.context}"
         mark = exc.problem_mark or exc.context_mark
         if "maximum nesting depth" in problem:  # libyaml's own flow-level guard (1000)
-            return _located(_DEPTH_PROBLEM, mark)
+            return _located(_DEPTH_PROBLEM, mark, kind=LIMIT)
         hint = _syntax_hint(data, mark.line, mark.column) if mark is not None else _SYNTAX_HINT
         return _located(f"invalid YAML: {problem}", mark, hint)
     if isinstance(exc, yaml.reader.ReaderError):
@@ -222,8 +250,9 @@ def _convert(exc: yaml.YAMLError, data: bytes) -> YamlError:
             "remove it or write it as an escape inside a double-quoted string",
             line,
             column,
+            kind=SYNTAX,
         )
-    return YamlError(str(exc))
+    return YamlError(str(exc), kind=SYNTAX)
 
 
 class _Builder:
@@ -251,7 +280,8 @@ class _Builder:
         if type(event) is StreamEndEvent:
             raise YamlError(
                 "the source contains no YAML document (it is empty or only comments); "
-                "write the document's mapping"
+                "write the document's mapping",
+                kind=SYNTAX,
             )
         if type(event) is not DocumentStartEvent:  # pragma: no cover - libyaml guarantees it
             raise _at(event, "expected the start of a YAML document")
@@ -265,7 +295,8 @@ class _Builder:
                 f"the document expands {self._jumps} aliases, more than "
                 f"{ALIAS_EXPANSION_FACTOR} per YAML event (ALIAS_EXPANSION_FACTOR, "
                 f"{ALIAS_EXPANSION_FACTOR * self._events} here); repeat the content "
-                "instead of aliasing it"
+                "instead of aliasing it",
+                kind=LIMIT,
             )
         after = self._next()
         if type(after) is not StreamEndEvent:
@@ -273,6 +304,7 @@ class _Builder:
                 after,
                 "the source contains more than one YAML document; "
                 "keep a single document (remove the extra `---`)",
+                kind=SYNTAX,
             )
         return self._root
 
@@ -325,12 +357,15 @@ class _Builder:
         name = event.anchor or ""
         target = self._anchors.get(name)
         if target is None:
-            raise _at(event, f"unknown anchor `{name}` (alias `*{name}`); define `&{name}` first")
+            raise _at(
+                event, f"unknown anchor `{name}` (alias `*{name}`); define `&{name}` first", SYNTAX
+            )
         if isinstance(target, _Open):
             raise _at(
                 event,
                 f"alias `*{name}` refers to the node that contains it (a recursive alias); "
                 "YAML aliases must not form cycles",
+                SYNTAX,
             )
         if len(self._stack) + target.height > MAX_NESTING_DEPTH:
             raise _depth_error(event)
@@ -345,6 +380,7 @@ class _Builder:
                 event,
                 f"the document holds more than {MAX_EXPANDED_NODES} nodes once its aliases "
                 f"are expanded (MAX_EXPANDED_NODES); {_HINT_SIZE}",
+                LIMIT,
             )
 
     def _add(self, node: Node, height: int) -> None:
@@ -371,12 +407,12 @@ def _position(event: yaml.Event) -> tuple[int, int]:
     return mark.line + 1, mark.column + 1
 
 
-def _at(event: object, message: str) -> YamlError:
+def _at(event: object, message: str, kind: str = SCHEMA) -> YamlError:
     mark = getattr(event, "start_mark", None)
     if mark is None:  # pragma: no cover - every libyaml event has a mark
-        return YamlError(message)
+        return YamlError(message, kind=kind)
     line, column = mark.line + 1, mark.column + 1
-    return YamlError(f"{message} at line {line} column {column}", line, column)
+    return YamlError(f"{message} at line {line} column {column}", line, column, kind=kind)
 
 
 _DEPTH_PROBLEM: Final = (
@@ -386,4 +422,4 @@ _DEPTH_PROBLEM: Final = (
 
 
 def _depth_error(event: object) -> YamlError:
-    return _at(event, _DEPTH_PROBLEM)
+    return _at(event, _DEPTH_PROBLEM, LIMIT)

@@ -45,7 +45,32 @@ PARSE_YAML: Final = "TQX_PARSE_YAML"
 """The one diagnostic code of every parse failure."""
 
 PARSE_HELP: Final = "Use the strict Templiqx YAML schema; unknown fields are rejected."
-"""The ``help`` text of every parse failure."""
+"""The ``help`` of an unknown field (core.md §1.1)."""
+
+SYNTAX_HELP: Final = (
+    "Fix the YAML syntax at the reported line and column: indent with spaces, close every "
+    "quote and bracket, and write `key: value` with a space after the colon."
+)
+"""The ``help`` of text that is not one well-formed YAML document."""
+
+SCHEMA_HELP: Final = (
+    "Give the named field the type and shape the strict Templiqx YAML schema expects (the "
+    "message says what it found and what it expected); quote a value to keep it a string."
+)
+"""The ``help`` of well-formed YAML with a wrong type, a missing or a repeated field."""
+
+LIMIT_HELP: Final = (
+    "Make the document smaller or flatter: the message names the reader limit it exceeds."
+)
+"""The ``help`` of a document beyond the reader's size, nesting or alias limits."""
+
+PARSE_HELPS: Final[dict[str, str]] = {
+    _yaml_tree.SYNTAX: SYNTAX_HELP,
+    _yaml_tree.UNKNOWN_FIELD: PARSE_HELP,
+    _yaml_tree.SCHEMA: SCHEMA_HELP,
+    _yaml_tree.LIMIT: LIMIT_HELP,
+}
+"""The ``help`` of a parse failure by the kind of problem, so the fix fits the error."""
 
 _T = TypeVar("_T")
 
@@ -62,7 +87,7 @@ def _diagnostic(error: YamlError, file: str | None) -> Diagnostic:
         message=error.message,
         file=file,
         span=span,
-        help=PARSE_HELP,
+        help=PARSE_HELPS.get(error.kind, PARSE_HELP),
     )
 
 
@@ -80,7 +105,8 @@ def _parse(
 def _too_deep() -> YamlError:
     return YamlError(
         f"the document nests values more than {MAX_NESTING_DEPTH} levels deep "
-        "(MAX_NESTING_DEPTH); flatten it"
+        "(MAX_NESTING_DEPTH); flatten it",
+        kind=_yaml_tree.LIMIT,
     )
 
 
@@ -246,7 +272,8 @@ def _request_from_json(data: dict[str, Any]) -> RenderRequest:
     for key, value in data.items():
         if key not in ("inputs", "context"):
             raise YamlError(
-                f"unknown field `{key}` in a render request; expected one of `inputs`, `context`"
+                f"unknown field `{key}` in a render request; expected one of `inputs`, `context`",
+                kind=_yaml_tree.UNKNOWN_FIELD,
             )
         if not isinstance(value, dict):
             raise YamlError(
