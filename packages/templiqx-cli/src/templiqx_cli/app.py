@@ -14,8 +14,10 @@ from typing import Any
 import click
 
 from templiqx_application import CATALOG, TempliqxService
+from templiqx_application.diagnostics import contract_file
 from templiqx_cli.commands import Globals, OperationCall, merged_command, operation_command
 from templiqx_cli.composition import UnknownRuntimeError, compose_service, runtime_names
+from templiqx_cli.hints import command_hints
 from templiqx_cli.inputs import CliError
 from templiqx_cli.interrupt import run_interruptible
 from templiqx_cli.layout import MERGED
@@ -52,6 +54,21 @@ def _streamed(
     )
 
 
+def _print(
+    envelope: OperationEnvelope, options: Globals, call: OperationCall, arguments: dict[str, Any]
+) -> int:
+    """Print the envelope; for people, with this command line's hints and files."""
+    if options.as_json:
+        return print_envelope(envelope, as_json=True)
+    hints = command_hints(envelope, call.spec, arguments, options.root, options.root_given)
+    files: dict[str, str] = {}
+    package, contract = arguments.get("package"), arguments.get("contract")
+    if isinstance(package, str) and isinstance(contract, str):
+        for path in call.files.values():  # a contract's source text, read from this file
+            files[contract_file(package, contract)] = path
+    return print_envelope(envelope, as_json=False, hints=hints, files=files)
+
+
 def run_call(options: Globals, call: OperationCall) -> int:
     """Compose the service, read the command's files, run the operation, print the envelope."""
     if call.operation == "catalog":
@@ -60,9 +77,9 @@ def run_call(options: Globals, call: OperationCall) -> int:
     arguments = call.build_arguments()
     if arguments.get("stream") is True:  # only an operation with a `stream` flag binds one
         envelope, interrupted = _streamed(service, call, arguments, options.as_json)
-        code = print_envelope(envelope, as_json=options.as_json)
+        code = _print(envelope, options, call, arguments)
         return EXIT_INTERRUPTED if interrupted else code
-    return print_envelope(service.invoke(call.operation, arguments), as_json=options.as_json)
+    return _print(service.invoke(call.operation, arguments), options, call, arguments)
 
 
 def _plugin_command(name: str) -> click.Command | None:

@@ -16,7 +16,7 @@ default: the command line decides nothing the Python API would not.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import click
@@ -38,6 +38,8 @@ class Globals:
     root: str
     as_json: bool
     runtime: str
+    root_given: bool = False
+    """Whether ``--root`` was given (``root`` is ``.`` otherwise)."""
 
 
 @dataclass(frozen=True)
@@ -47,6 +49,8 @@ class OperationCall:
     operation: str
     spec: OperationSpec
     build_arguments: Callable[[], dict[str, Any]]
+    files: Mapping[str, str] = field(default_factory=dict)
+    """The host files named on the command line whose text became an argument, by parameter."""
 
 
 Runner = Callable[[Globals, OperationCall], int]
@@ -72,10 +76,15 @@ def resolve_globals(values: Mapping[str, Any]) -> Globals:
     """The effective global options: the command's own value wins, then the group's."""
     ctx = click.get_current_context()
     group: Mapping[str, Any] = ctx.parent.params if ctx.parent is not None else {}
-    root = values.get("root") or group.get("root") or "."
+    given_root = values.get("root") or group.get("root")
     runtime = values.get("runtime") or group.get("runtime") or "fake"
     as_json = bool(values.get("as_json") or group.get("as_json"))
-    return Globals(root=str(root), as_json=as_json, runtime=str(runtime))
+    return Globals(
+        root=str(given_root or "."),
+        as_json=as_json,
+        runtime=str(runtime),
+        root_given=given_root is not None,
+    )
 
 
 def _dest(name: str) -> str:
@@ -244,7 +253,12 @@ def operation_command(spec: OperationSpec, runner: Runner) -> click.Command:
     arguments_help = [(_metavar(n), described[n]) for n in layout.positionals if n in described]
 
     def callback(**values: Any) -> int:
-        call = OperationCall(spec.name, spec, lambda: _bind_all(bindings, values))
+        files = {
+            name: str(values[_dest(name)])
+            for name in layout.text_files
+            if values.get(_dest(name)) is not None
+        }
+        call = OperationCall(spec.name, spec, lambda: _bind_all(bindings, values), files)
         return runner(resolve_globals(values), call)
 
     return click.Command(

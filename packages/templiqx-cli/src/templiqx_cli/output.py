@@ -3,26 +3,40 @@
 The envelope goes to stdout as one JSON document (pretty, or compact with ``--json``); nothing
 else is ever written to stdout. Without ``--json``, the envelope's diagnostics are also shown on
 stderr in their human form (``CODE severity pointer: message`` and the help line), so a person
-does not have to read them out of JSON.
+does not have to read them out of JSON: then every failed eval case with its own diagnostics,
+then the command line's hints (:mod:`templiqx_cli.hints`). None of this changes the envelope.
 """
 
 from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Mapping, Sequence
 from typing import Any, TextIO
+
+import msgspec
 
 from templiqx_contracts import (
     Complete,
     Delta,
+    Diagnostic,
     Failed,
     OperationEnvelope,
     StreamEvent,
+    TestCaseResult,
+    TestReport,
     ToolCallDelta,
     encode_stream_event,
 )
 
-__all__ = ["StreamPrinter", "dump_json", "exit_code", "print_envelope"]
+__all__ = [
+    "StreamPrinter",
+    "dump_json",
+    "exit_code",
+    "failed_cases",
+    "print_envelope",
+    "render_diagnostic",
+]
 
 
 def dump_json(data: Any, *, compact: bool) -> str:
@@ -37,18 +51,66 @@ def exit_code(envelope: OperationEnvelope) -> int:
     return 0 if envelope.ok else 2
 
 
-def print_envelope(envelope: OperationEnvelope, *, as_json: bool) -> int:
-    """Print ``envelope`` (and, for people, its diagnostics); return the exit code."""
+def render_diagnostic(diagnostic: Diagnostic, files: Mapping[str, str] | None = None) -> str:
+    """``diagnostic.render()``, locating it in the user's own file when ``files`` maps its file.
+
+    ``files`` maps a stored file's label (``welcome/contracts/bad.yaml``) to the host file the
+    user gave for it (``put``'s SOURCE): the line and column are in that text.
+    """
+    shown = files.get(diagnostic.file) if files and diagnostic.file else None
+    if shown is None:
+        return diagnostic.render()
+    lines = msgspec.structs.replace(diagnostic, file=shown).render().split("\n")
+    return "\n".join(
+        f"{line} (the contract text given for {diagnostic.file})"
+        if line.startswith("  at ")
+        else line
+        for line in lines
+    )
+
+
+def failed_cases(envelope: OperationEnvelope) -> list[TestCaseResult]:
+    """The failed eval cases of a ``test_package`` or ``run_eval`` envelope."""
+    result = envelope.result
+    cases = result.cases if isinstance(result, TestReport) else [result]
+    return [case for case in cases if isinstance(case, TestCaseResult) and not case.passed]
+
+
+def _case_lines(case: TestCaseResult, files: Mapping[str, str] | None) -> list[str]:
+    if case.fixture_id:
+        title = f"failed case {case.contract_id}/{case.fixture_id}:"
+    else:
+        title = f"failed contract {case.contract_id} (its fixtures did not run):"
+    lines = [title]
+    for diagnostic in case.diagnostics:
+        lines.extend("  " + line for line in render_diagnostic(diagnostic, files).split("\n"))
+    return lines
+
+
+def print_envelope(
+    envelope: OperationEnvelope,
+    *,
+    as_json: bool,
+    hints: Sequence[str] = (),
+    files: Mapping[str, str] | None = None,
+) -> int:
+    """Print ``envelope`` (and, for people, its diagnostics and ``hints``); return the exit code.
+
+    ``files``: see :func:`render_diagnostic`.
+    """
     sys.stdout.write(dump_json(envelope.to_builtins(), compact=as_json) + "\n")
     sys.stdout.flush()
-    if not as_json and envelope.diagnostics:
+    if not as_json and (envelope.diagnostics or hints):
         errors = sum(1 for d in envelope.diagnostics if d.severity == "error")
         status = "ok" if envelope.ok else "not ok"
         lines = [
             f"templiqx: {envelope.operation} {status}: {errors} error(s), "
             f"{len(envelope.diagnostics) - errors} other diagnostic(s)"
         ]
-        lines.extend(d.render() for d in envelope.diagnostics)
+        lines.extend(render_diagnostic(d, files) for d in envelope.diagnostics)
+        for case in failed_cases(envelope):
+            lines.extend(_case_lines(case, files))
+        lines.extend(f"hint: {hint}" for hint in hints)
         sys.stderr.write("\n".join(lines) + "\n")
         sys.stderr.flush()
     return exit_code(envelope)
