@@ -193,7 +193,16 @@ def test_an_unknown_runtime_exits_1_naming_the_installed_ones(
 def test_usage(tmp_path: Path) -> None:
     helped = _start_and_wait(["--help"], tmp_path)
     assert helped.returncode == 0
-    assert helped.stdout.decode().startswith("usage: templiqx-mcp [ROOT [WORKSPACE]]")
+    text = helped.stdout.decode()
+    assert text.startswith("usage: templiqx-mcp [ROOT [WORKSPACE]]\n\n")
+    assert "``" not in text, "plain text, not reStructuredText"
+    for name in ("TEMPLIQX_PACKAGES_ROOT", "TEMPLIQX_WORKSPACE_ROOT", "TEMPLIQX_RUNTIME"):
+        assert f"\n  {name} " in text
+    config = text[text.index("{") : text.rindex("}") + 1]
+    server = json.loads(config)["mcpServers"]["templiqx"]
+    assert server["command"].endswith("/templiqx-mcp")
+    assert server["args"] == ["/path/to/packages"]
+    assert not (tmp_path / ".templiqx-workspace").exists(), "--help composes nothing"
     extra = _start_and_wait(["a", "b", "c"], tmp_path)
     assert extra.returncode == 2
     assert b"too many arguments" in extra.stderr

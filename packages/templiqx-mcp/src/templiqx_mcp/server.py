@@ -43,6 +43,46 @@ PACKAGES_ROOT_ENV = "TEMPLIQX_PACKAGES_ROOT"
 WORKSPACE_ROOT_ENV = "TEMPLIQX_WORKSPACE_ROOT"
 RUNTIME_ENV = "TEMPLIQX_RUNTIME"
 USAGE = f"usage: {SERVER_NAME} [ROOT [WORKSPACE]]"
+HELP = f"""{USAGE}
+
+Serve every templiqx operation as an MCP tool over stdio: an MCP client starts this command
+and talks JSON-RPC to it on stdin/stdout (one message per line). It is not meant to be run by
+hand; stdout carries only the protocol.
+
+arguments:
+  ROOT       folder holding the package folders (default: $TEMPLIQX_PACKAGES_ROOT, else .)
+  WORKSPACE  folder for workspace artifacts (default: $TEMPLIQX_WORKSPACE_ROOT,
+             else ROOT/.templiqx-workspace)
+  Both folders are created when missing.
+
+environment:
+  TEMPLIQX_PACKAGES_ROOT        the packages root when ROOT is not given
+  TEMPLIQX_WORKSPACE_ROOT       the workspace when WORKSPACE is not given
+  TEMPLIQX_RUNTIME              runtime for execute_contract, by name: fake (the default,
+                                deterministic and offline), mock, openai, langfuse, or any
+                                installed adapter (entry-point group templiqx.runtimes)
+  MODEL_BASE_URL, MODEL_API_KEY, MODEL_ID, MODEL_TIMEOUT_MS
+                                settings of the openai and langfuse runtimes
+  LANGFUSE_HOST, LANGFUSE_PUBLIC_KEY, LANGFUSE_SECRET_KEY
+                                also needed by the langfuse runtime
+  TEMPLIQX_MOCK_SCENARIO        scenario manifest replayed by the mock runtime
+  TEMPLIQX_PACKAGE_SIGNING_KEY  key for sign_package and signature checks
+
+example client configuration (an "mcpServers" entry, e.g. in .mcp.json or
+claude_desktop_config.json; use absolute paths):
+  {{
+    "mcpServers": {{
+      "templiqx": {{
+        "command": "/path/to/venv/bin/{SERVER_NAME}",
+        "args": ["/path/to/packages"],
+        "env": {{"TEMPLIQX_RUNTIME": "fake"}}
+      }}
+    }}
+  }}
+
+exit status: 0 when the client closes stdin, 1 when the service cannot be composed (unusable
+root, unknown runtime, missing runtime settings), 2 for more than two arguments.
+"""
 
 
 def build_server(service: TempliqxService, setting: ServerSetting) -> Server[Any]:
@@ -95,7 +135,7 @@ def main(argv: list[str] | None = None) -> int:
     """Run the stdio server; the exit code (1 when the service cannot be composed)."""
     args = list(sys.argv[1:] if argv is None else argv)
     if args[:1] in (["-h"], ["--help"]):
-        print(f"{USAGE}\n\n{__doc__}")
+        sys.stdout.write(HELP)
         return 0
     if len(args) > 2:
         sys.stderr.write(f"{SERVER_NAME}: too many arguments\n{USAGE}\n")
