@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import msgspec
 import pytest
 
 from templiqx_conformance import ConformanceReport, check_names
-from templiqx_conformance.cli import main
+from templiqx_conformance.cli import main, plugin
 
 
 def test_run_prints_a_table_and_exits_zero_when_conformant(
@@ -109,3 +110,30 @@ def test_scenarios_of_a_folder_that_is_not_a_package_exits_one(
 ) -> None:
     assert main(["scenarios", str(tmp_path)]) == 1
     assert "neither a package folder" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("run", "prog"), [(main, "templiqx-conformance"), (plugin, "templiqx conformance")]
+)
+def test_help_names_the_command_as_called_and_shows_examples_that_run(
+    run: Callable[[list[str]], int], prog: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run(["--help"]) == 0
+    text = capsys.readouterr().out
+    assert text.startswith(f"usage: {prog} [-h] COMMAND ...")
+    examples = text[text.index("\nexamples:\n") :].splitlines()[2:]
+    examples = [line.strip() for line in examples[: examples.index("")]]
+    assert len(examples) == 5
+    assert all(line.startswith(f"{prog} ") for line in examples)
+    for example in examples:
+        words = example[len(prog) + 1 :].split()
+        if "my_adapter:" in example or "path/to/" in example:
+            continue  # placeholders for the reader's own adapter and package
+        assert run(words) == 0, example
+    assert run(["run", "--help"]) == 0
+    assert f"example: {prog} run " in capsys.readouterr().out
+
+
+def test_the_plugin_reports_errors_under_its_own_name(capsys: pytest.CaptureFixture[str]) -> None:
+    assert plugin(["run", "no_such_module_xyz:f"]) == 1
+    assert capsys.readouterr().err.startswith("templiqx conformance: ")

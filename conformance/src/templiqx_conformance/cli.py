@@ -1,4 +1,4 @@
-"""The command: ``templiqx-conformance`` (also ``templiqx conformance``).
+"""The command: ``templiqx-conformance``, also ``templiqx conformance`` (:func:`plugin`).
 
 ::
 
@@ -14,7 +14,8 @@ replays reference scenario manifests (needs ``templiqx-conformance[scenarios]``)
 
 Exit status: 0 when every check passed (or did not apply), 2 when a check failed or the
 command was misused, 1 when the target could not be loaded or an I/O error occurred; causes
-go to stderr as ``templiqx-conformance: <cause>``.
+go to stderr as ``templiqx-conformance: <cause>`` (``templiqx conformance: <cause>`` when run as
+the ``templiqx`` plugin, which also names itself so in its usage and help).
 """
 
 from __future__ import annotations
@@ -36,23 +37,43 @@ from templiqx_conformance.target import (
     load_object,
 )
 
-__all__ = ["main"]
+__all__ = ["main", "plugin"]
 
 PROG = "templiqx-conformance"
+PLUGIN_PROG = "templiqx conformance"
+
+_EPILOG = """\
+examples:
+  {prog} list
+  {prog} run templiqx_application:DeterministicFakeRuntime
+  {prog} run my_adapter:create_runtime --failures my_adapter:failure_cases --json
+  {prog} run my_adapter:Client --transport openai --check transport.tool_calls
+  {prog} scenarios path/to/package/scenarios
+
+MODULE:FACTORY names an importable object: an adapter class, a zero-argument factory, a factory
+receiving the loopback server's base URL (--transport openai), or an AdapterTarget. Exit status:
+0 when every check passed or did not apply, 2 when a check failed (or on a usage error), 1 when
+the target could not be loaded.
+"""
 EXIT_OK = 0
 EXIT_ERROR = 1
 EXIT_FAILED = 2
 
 
-def _parser() -> argparse.ArgumentParser:
+def _parser(prog: str) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog=PROG,
+        prog=prog,
         description="Check that a templiqx runtime adapter keeps the runtime port's contract.",
+        epilog=_EPILOG.format(prog=prog),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     run = commands.add_parser(
-        "run", help="run the kit against an adapter and print a pass/fail table"
+        "run",
+        help="run the kit against an adapter and print a pass/fail table",
+        epilog=f"example: {prog} run templiqx_application:DeterministicFakeRuntime",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     run.add_argument(
         "target",
@@ -77,15 +98,27 @@ def _parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--json", action="store_true", help="print the report as JSON")
 
-    listing = commands.add_parser("list", help="list the checks and what each proves")
-    listing.add_argument("--transport", choices=TRANSPORTS)
+    listing = commands.add_parser(
+        "list",
+        help="list the checks and what each proves",
+        epilog=f"example: {prog} list --transport openai",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    listing.add_argument(
+        "--transport", choices=TRANSPORTS, help="also list the checks of this transport suite"
+    )
     listing.add_argument("--json", action="store_true", help="print the list as JSON")
 
     scenarios = commands.add_parser(
         "scenarios",
         help="replay a folder of scenario manifests and compare golden receipt fingerprints",
+        epilog=f"example: {prog} scenarios fixtures/packages/welcome/scenarios",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    scenarios.add_argument("directory", help="e.g. ../shared/reference/crm3/scenarios")
+    scenarios.add_argument(
+        "directory",
+        help="a package's scenarios folder, or the package folder holding one",
+    )
     scenarios.add_argument("--json", action="store_true", help="print the report as JSON")
     return parser
 
@@ -144,9 +177,20 @@ def _scenarios(args: argparse.Namespace) -> int:
     return _emit(replay_scenarios(args.directory), args.json)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command with ``argv`` (default: ``sys.argv[1:]``); return the exit status."""
-    parser = _parser()
+def plugin(argv: Sequence[str] | None = None) -> int:
+    """The ``conformance`` command of ``templiqx`` (entry-point group ``templiqx.cli_plugins``).
+
+    The same command as :func:`main`, naming itself ``templiqx conformance``.
+    """
+    return main(argv, prog=PLUGIN_PROG)
+
+
+def main(argv: Sequence[str] | None = None, *, prog: str = PROG) -> int:
+    """Run the command with ``argv`` (default: ``sys.argv[1:]``); return the exit status.
+
+    ``prog`` is the name the command gives itself in usage, help and error messages.
+    """
+    parser = _parser(prog)
     try:
         args = parser.parse_args(list(argv) if argv is not None else None)
     except SystemExit as exc:  # argparse exits 2 on usage errors, 0 on --help
@@ -158,10 +202,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _list(args)
         return _scenarios(args)
     except TargetError as exc:
-        sys.stderr.write(f"{PROG}: {exc}\n")
+        sys.stderr.write(f"{prog}: {exc}\n")
         return EXIT_ERROR
     except BrokenPipeError:  # the reader went away (e.g. `| head`): nothing left to say
         return EXIT_OK
     except OSError as exc:
-        sys.stderr.write(f"{PROG}: {exc}\n")
+        sys.stderr.write(f"{prog}: {exc}\n")
         return EXIT_ERROR
