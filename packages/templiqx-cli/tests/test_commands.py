@@ -71,7 +71,8 @@ def test_help_explains_arguments_with_an_example(
     assert main([command, "--help"]) == 0
     text = capsys.readouterr().out
     lines = [line.strip() for line in text.splitlines()]
-    example = lines[lines.index("Example:") + 1]
+    title = "Example:" if "Example:" in lines else "Examples:"
+    example = lines[lines.index(title) + 1]
     assert example.startswith(("templiqx ", "TEMPLIQX_", "python3 -m pip install uv")), example
     for flag in ("--root DIR", "--json", "--runtime NAME", "-h, --help"):
         assert flag in text
@@ -80,7 +81,7 @@ def test_help_explains_arguments_with_an_example(
     params = build_group().commands[command].params
     positionals = [str(p.metavar).strip("[]") for p in params if isinstance(p, click.Argument)]
     if positionals:
-        described = lines[lines.index("Arguments:") + 1 : lines.index("Example:")]
+        described = lines[lines.index("Arguments:") + 1 : lines.index(title)]
         assert [line.split()[0] for line in described if line] == positionals
 
 

@@ -218,15 +218,18 @@ def _parameters(
 
 
 def _help(summary: str, arguments: list[tuple[str, str]], example: str, notes: str) -> str:
+    """Summary, arguments, example(s), then the notes (which may explain the example)."""
     parts = [summary]
-    if notes:
-        parts.append(notes)
     if arguments:
         width = max(len(metavar) for metavar, _ in arguments)
         lines = [f"  {metavar.ljust(width)}  {text}" for metavar, text in arguments]
         parts.append("\b\nArguments:\n" + "\n".join(lines))
     if example:
-        parts.append("\b\nExample:\n  " + example)
+        lines = example.split("\n")
+        title = "Example:" if len(lines) == 1 else "Examples:"
+        parts.append(f"\b\n{title}\n" + "\n".join(f"  {line}" for line in lines))
+    if notes:
+        parts.append(notes)
     return "\n\n".join(parts)
 
 

@@ -26,6 +26,7 @@ class Layout:
     cli_defaults: Mapping[str, Any] = field(default_factory=dict)
     """Defaults the command line supplies where the service requires a value."""
     example: str = ""
+    """One command line per line; each runs as written from a clone's root."""
     notes: str = ""
     """Extra paragraphs for ``--help``."""
 
@@ -44,64 +45,82 @@ class MergedCommand:
 _P = ("package",)
 _PC = ("package", "contract")
 
+# Every example runs as written from a clone's root (tests/test_help_examples.py runs them, in
+# order, on a copy of fixtures/): <FP> and <SHA256> stand for the fingerprint a command asks for.
+_R = "templiqx --root fixtures/packages"
+_VALUES = "--values fixtures/packages/welcome/evals/vip-request.json"
+_KEY = "TEMPLIQX_PACKAGE_SIGNING_KEY=dev-key"
+
 LAYOUTS: dict[str, Layout] = {
     "catalog": Layout("catalog", example="templiqx catalog --json"),
-    "discover_packages": Layout("discover", example="templiqx --root fixtures/packages discover"),
+    "discover_packages": Layout("discover", example=f"{_R} discover"),
     "create_package": Layout(
         "create",
         ("name",),
         cli_defaults={"version": "0.1.0"},
-        example="templiqx create demo --version 0.1.0",
+        example=f"{_R} create demo --version 0.1.0",
     ),
     "update_package": Layout(
         "update-package",
         _P,
-        example="templiqx update-package demo --version 0.2.0 --expected-fingerprint <FP>",
+        example=f"{_R} update-package demo --version 0.2.0 --expected-fingerprint <FP>",
+        notes="<FP>: the manifest fingerprint export-package-identity reports "
+        "(fingerprints.manifest).",
     ),
     "delete_package": Layout(
-        "delete-package", _P, example="templiqx delete-package demo --expected-fingerprint <FP>"
+        "delete-package",
+        _P,
+        example=f"{_R} delete-package demo --expected-fingerprint <FP>",
+        notes="<FP>: the manifest fingerprint export-package-identity reports "
+        "(fingerprints.manifest).",
     ),
     "export_package_identity": Layout(
-        "export-package-identity", _P, example="templiqx export-package-identity welcome"
+        "export-package-identity", _P, example=f"{_R} export-package-identity welcome"
     ),
     "sign_package": Layout(
         "sign-package",
         _P,
-        example="TEMPLIQX_PACKAGE_SIGNING_KEY=… templiqx sign-package demo --key-id ci "
-        "--expected-fingerprint <FP>",
+        example=f"{_KEY} {_R} sign-package demo --key-id ci --expected-fingerprint <FP>",
+        notes="<FP>: the manifest fingerprint export-package-identity reports "
+        "(fingerprints.manifest).",
     ),
     "verify_package_trust": Layout(
-        "verify-package-trust", _P, example="templiqx verify-package-trust welcome --strict"
+        "verify-package-trust",
+        _P,
+        example=f"{_R} verify-package-trust welcome\n"
+        f"{_KEY} {_R} verify-package-trust demo --strict",
     ),
-    "inspect_contract": Layout(
-        "inspect", _PC, example="templiqx inspect welcome onboarding-summary"
-    ),
+    "inspect_contract": Layout("inspect", _PC, example=f"{_R} inspect welcome onboarding-summary"),
     "put_contract": Layout(
         "put",
         ("package", "contract", "source"),
         text_files=frozenset({"source"}),
-        example="templiqx put demo hello hello.yaml  # add --expected-fingerprint to replace",
+        example=f"{_R} put demo account-digest "
+        "fixtures/packages/welcome/contracts/account-digest.yaml",
+        notes="To replace an existing contract, add --expected-fingerprint with the fingerprint "
+        "inspect reports (fingerprints.contract).",
     ),
     "delete_contract": Layout(
-        "delete", _PC, example="templiqx delete demo hello --expected-fingerprint <FP>"
+        "delete",
+        _PC,
+        example=f"{_R} delete demo account-digest --expected-fingerprint <FP>",
+        notes="<FP>: the contract fingerprint inspect reports (fingerprints.contract).",
     ),
     "compile_contract": Layout(
         "compile",
         _PC,
-        example="templiqx compile welcome onboarding-summary --values request.json "
-        "--capability structured_output",
+        example=f"{_R} compile welcome onboarding-summary {_VALUES} --capability structured_output",
     ),
     "render_contract": Layout(
         "render",
         _PC,
-        example="templiqx render welcome onboarding-summary --values request.json "
-        "--capability structured_output",
+        example=f"{_R} render welcome onboarding-summary {_VALUES} --capability structured_output",
     ),
     "execute_contract": Layout(
         "execute",
         _PC,
-        example="templiqx execute welcome onboarding-summary --values request.json "
-        "--fixture-output output.json --capability structured_output --stream",
+        example=f"{_R} execute welcome onboarding-summary {_VALUES} "
+        "--fixture-output fixtures/cli/vip-output.json --capability structured_output --stream",
         notes=(
             "--fixture-output is the output the deterministic fake runtime (the default) "
             "replays; a live runtime (--runtime NAME) does not need it. With --stream every "
@@ -111,34 +130,41 @@ LAYOUTS: dict[str, Layout] = {
         ),
     ),
     "list_workspace_artifacts": Layout(
-        "list-workspace-artifacts", _P, example="templiqx list-workspace-artifacts welcome"
+        "list-workspace-artifacts", _P, example=f"{_R} list-workspace-artifacts welcome"
     ),
     "read_artifact": Layout(
-        "read-artifact", ("package", "path"), example="templiqx read-artifact welcome notes.txt"
+        "read-artifact",
+        ("package", "path"),
+        example=f"{_R} read-artifact welcome notes.txt",
+        notes="The artifact is a file under the workspace's package folder, here "
+        "fixtures/packages/.templiqx-workspace/welcome/notes.txt.",
     ),
     "delete_workspace_artifact": Layout(
         "delete-workspace-artifact",
         ("package", "path"),
-        example="templiqx delete-workspace-artifact welcome notes.txt "
-        "--expected-fingerprint <SHA256>",
+        example=f"{_R} delete-workspace-artifact welcome notes.txt --expected-fingerprint <SHA256>",
+        notes="<SHA256>: the SHA-256 of the artifact's bytes (read-artifact's "
+        "fingerprints.artifact).",
     ),
     "test_package": Layout(
-        "test", _P, example="templiqx test welcome --capability structured_output"
+        "test",
+        _P,
+        example=f"{_R} test welcome --capability structured_output --capability text",
+        notes="Offer every capability the package's contracts require (each --capability "
+        "adds one); a failed case is listed on stderr with its diagnostics.",
     ),
-    "list_evals": Layout("list-evals", _P, example="templiqx list-evals welcome"),
+    "list_evals": Layout("list-evals", _P, example=f"{_R} list-evals welcome"),
     "run_eval": Layout(
         "run-eval",
         ("package", "contract", "fixture_id"),
-        example="templiqx run-eval welcome account-digest quiet-week",
+        example=f"{_R} run-eval welcome account-digest quiet-week --capability text",
     ),
     "diff_contract": Layout(
         "diff",
         ("left_package", "left_contract", "right_package", "right_contract"),
-        example="templiqx diff welcome onboarding-summary welcome account-digest",
+        example=f"{_R} diff welcome onboarding-summary welcome account-digest",
     ),
-    "explain_contract": Layout(
-        "explain", _PC, example="templiqx explain welcome onboarding-summary"
-    ),
+    "explain_contract": Layout("explain", _PC, example=f"{_R} explain welcome onboarding-summary"),
 }
 
 MERGED: tuple[MergedCommand, ...] = (
@@ -147,7 +173,7 @@ MERGED: tuple[MergedCommand, ...] = (
         short="validate_package",
         long="validate_contract",
         positionals=_PC,
-        example="templiqx validate welcome  |  templiqx validate welcome onboarding-summary",
+        example=f"{_R} validate welcome\n{_R} validate welcome onboarding-summary",
     ),
 )
 
