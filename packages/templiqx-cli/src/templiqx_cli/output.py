@@ -14,8 +14,6 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any, TextIO
 
-import msgspec
-
 from templiqx_contracts import (
     Complete,
     Delta,
@@ -60,12 +58,12 @@ def render_diagnostic(diagnostic: Diagnostic, files: Mapping[str, str] | None = 
     shown = files.get(diagnostic.file) if files and diagnostic.file else None
     if shown is None:
         return diagnostic.render()
-    lines = msgspec.structs.replace(diagnostic, file=shown).render().split("\n")
+    at = f"  at {diagnostic.file}"
     return "\n".join(
-        f"{line} (the contract text given for {diagnostic.file})"
-        if line.startswith("  at ")
+        f"  at {shown}{line[len(at) :]} (the contract text given for {diagnostic.file})"
+        if line.startswith(at)
         else line
-        for line in lines
+        for line in diagnostic.render().split("\n")
     )
 
 
