@@ -1,4 +1,4 @@
-"""Property: no parser ever raises; it succeeds cleanly or returns exactly one TQX_PARSE_YAML."""
+"""Property: no parser ever raises; it succeeds or returns one located TQX_PARSE_YAML."""
 
 from __future__ import annotations
 
@@ -87,11 +87,11 @@ def check(parse: Callable[..., tuple[Any, list[Diagnostic]]], source: str | byte
         assert diagnostic.file == "prop.yaml"
         assert diagnostic.help in PARSE_HELPS.values()
         assert diagnostic.message
-        if diagnostic.span is not None:
-            assert diagnostic.span.line >= 1
-            assert diagnostic.span.column >= 1
-            assert diagnostic.span.end_line == diagnostic.span.line
-            assert diagnostic.span.end_column == diagnostic.span.column
+        assert diagnostic.span is not None, f"no line/column: {diagnostic.message}"
+        assert diagnostic.span.line >= 1
+        assert diagnostic.span.column >= 1
+        assert diagnostic.span.end_line == diagnostic.span.line
+        assert diagnostic.span.end_column == diagnostic.span.column
     else:
         if parse is not parse_json_value:
             assert value is not None

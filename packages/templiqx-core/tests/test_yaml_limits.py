@@ -57,7 +57,9 @@ def test_a_100_mb_input_is_refused_before_parsing(
     assert time.perf_counter() - started < 0.5  # refused without reading the content
     assert "MAX_DOCUMENT_BYTES" in diagnostic.message
     assert str(limits.MAX_DOCUMENT_BYTES) in diagnostic.message
-    assert diagnostic.span is None
+    assert diagnostic.span is not None  # where the document crosses the limit
+    assert diagnostic.span.line == 1
+    assert diagnostic.span.column == limits.MAX_DOCUMENT_BYTES + 1
 
 
 def test_the_size_limit_is_exact() -> None:
@@ -150,6 +152,8 @@ def test_the_reference_alias_budget_is_enforced() -> None:
     # expansions for 65 events: more than 100 per event, which the reference refuses.
     diagnostic = refused(parse_json_value, laughs(5))
     assert "ALIAS_EXPANSION_FACTOR" in diagnostic.message
+    assert diagnostic.span is not None  # a property of the whole document: its start
+    assert (diagnostic.span.line, diagnostic.span.column) == (1, 1)
     value, diagnostics = parse_json_value(laughs(4))  # 1,230 expansions for 53 events
     assert diagnostics == []
     assert len(value["l3"][9][9][9]) == 10

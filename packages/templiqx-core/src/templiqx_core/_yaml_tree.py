@@ -151,7 +151,8 @@ def read_document(source: str | bytes) -> Node:
 def _utf8(source: str | bytes) -> bytes:
     if isinstance(source, str):
         if len(source) > MAX_DOCUMENT_BYTES:
-            raise _too_large(len(source), "characters")
+            line, column = _position_in_text(source, MAX_DOCUMENT_BYTES)
+            raise _too_large(len(source), "characters", line, column)
         try:
             data = source.encode("utf-8")
         except UnicodeEncodeError as exc:
@@ -165,10 +166,11 @@ def _utf8(source: str | bytes) -> bytes:
                 kind=SYNTAX,
             ) from None
         if len(data) > MAX_DOCUMENT_BYTES:
-            raise _too_large(len(data), "bytes")
+            raise _too_large(len(data), "bytes", *_position_in_bytes(data, MAX_DOCUMENT_BYTES))
         return data  # encoding succeeded, so it is valid UTF-8
     if len(source) > MAX_DOCUMENT_BYTES:
-        raise _too_large(len(source), "bytes")
+        data = bytes(source)
+        raise _too_large(len(data), "bytes", *_position_in_bytes(data, MAX_DOCUMENT_BYTES))
     data = bytes(source)
     try:
         data.decode("utf-8")
@@ -211,10 +213,13 @@ def _syntax_hint(data: bytes, line: int, column: int) -> str:
     return _SYNTAX_HINT
 
 
-def _too_large(size: int, unit: str) -> YamlError:
+def _too_large(size: int, unit: str, line: int, column: int) -> YamlError:
+    """The size limit, located where the document crosses it."""
     return YamlError(
         f"the document is {size} {unit}, more than the {MAX_DOCUMENT_BYTES}-byte limit "
-        f"(MAX_DOCUMENT_BYTES); {_HINT_SIZE}",
+        f"(MAX_DOCUMENT_BYTES), which it reaches at line {line} column {column}; {_HINT_SIZE}",
+        line,
+        column,
         kind=LIMIT,
     )
 
@@ -278,24 +283,32 @@ class _Builder:
         self._next()  # StreamStartEvent
         event = self._next()
         if type(event) is StreamEndEvent:
+            line, column = _position(event)  # where the input ends
             raise YamlError(
-                "the source contains no YAML document (it is empty or only comments); "
-                "write the document's mapping",
+                "the source contains no YAML document (it is empty or only comments; input "
+                f"ends at line {line} column {column}); write the document's mapping",
+                line,
+                column,
                 kind=SYNTAX,
             )
         if type(event) is not DocumentStartEvent:  # pragma: no cover - libyaml guarantees it
             raise _at(event, "expected the start of a YAML document")
+        start = event
         while self._root is None:
             self._step(self._next())
         end = self._next()
         if type(end) is not DocumentEndEvent:  # pragma: no cover - libyaml guarantees it
             raise _at(end, "expected the end of the YAML document")
         if self._jumps > ALIAS_EXPANSION_FACTOR * self._events:
+            line, column = _position(start)  # a property of the whole document
             raise YamlError(
-                f"the document expands {self._jumps} aliases, more than "
+                f"the document starting at line {line} column {column} expands "
+                f"{self._jumps} aliases, more than "
                 f"{ALIAS_EXPANSION_FACTOR} per YAML event (ALIAS_EXPANSION_FACTOR, "
                 f"{ALIAS_EXPANSION_FACTOR * self._events} here); repeat the content "
                 "instead of aliasing it",
+                line,
+                column,
                 kind=LIMIT,
             )
         after = self._next()

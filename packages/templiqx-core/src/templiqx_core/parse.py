@@ -24,7 +24,7 @@ from templiqx_contracts import (
     RenderRequest,
     SourceSpan,
 )
-from templiqx_core import _yaml_tree
+from templiqx_core import _json_locate, _yaml_tree
 from templiqx_core._yaml_contract import CONTRACT, RENDER_REQUEST, read_nodes
 from templiqx_core._yaml_decode import json_value, map_of, read_struct
 from templiqx_core._yaml_package import LOCK, MANIFEST
@@ -185,6 +185,22 @@ class _NotJsonError(Exception):
     """The text is not a JSON document we read as JSON; fall back to YAML."""
 
 
+class _JsonNumberError(Exception):
+    """A JSON number beyond the 64-bit float range (``text`` as written)."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(text)
+        self.text = text
+
+
+def _located(problem: str, hint: str, where: tuple[int, int] | None, kind: str) -> YamlError:
+    """A refusal of a JSON render request, worded and located like the YAML reader's errors."""
+    if where is None:  # pragma: no cover - the locators find every problem they are asked for
+        return YamlError(f"{problem}; {hint}", kind=kind)
+    line, column = where
+    return YamlError(f"{problem} at line {line} column {column}; {hint}", line, column, kind=kind)
+
+
 def _json_int(text: str) -> int | float:
     if text == "-0":
         return -0.0
@@ -199,10 +215,7 @@ def _json_int(text: str) -> int | float:
 def _json_float(text: str) -> float:
     value = float(text)
     if not math.isfinite(value):
-        raise YamlError(
-            f"number `{text}` is out of range for a 64-bit float; write a smaller number "
-            "or quote it as a string"
-        )
+        raise _JsonNumberError(text)
     return value
 
 
@@ -231,9 +244,10 @@ def _json_request(source: str | bytes) -> RenderRequest | None:
             return None
     if not text.lstrip(_JSON_WHITESPACE + "\ufeff").startswith("{"):
         return None
+    text = text.lstrip("\ufeff")
     try:
         data = json.loads(
-            text.lstrip("\ufeff"),
+            text,
             object_pairs_hook=_json_object,
             parse_int=_json_int,
             parse_float=_json_float,
@@ -241,11 +255,27 @@ def _json_request(source: str | bytes) -> RenderRequest | None:
         )
     except (_NotJsonError, json.JSONDecodeError):
         return None
+    except _JsonNumberError as error:
+        raise _located(
+            f"number `{error.text}` is out of range for a 64-bit float",
+            "write a smaller number or quote it as a string",
+            _json_locate.locate_number(text, error.text),
+            _yaml_tree.SCHEMA,
+        ) from None
     except RecursionError:
-        raise _too_deep() from None
+        raise _json_too_deep(text) from None
     if _json_depth(data) > MAX_NESTING_DEPTH:
-        raise _too_deep()
-    return _request_from_json(data)
+        raise _json_too_deep(text)
+    return _request_from_json(data, text)
+
+
+def _json_too_deep(text: str) -> YamlError:
+    return _located(
+        f"the document nests values more than {MAX_NESTING_DEPTH} levels deep (MAX_NESTING_DEPTH)",
+        "flatten it",
+        _json_locate.locate_depth(text, MAX_NESTING_DEPTH),
+        _yaml_tree.LIMIT,
+    )
 
 
 def _json_depth(value: Any) -> int:
@@ -267,18 +297,22 @@ def _json_depth(value: Any) -> int:
     return deepest
 
 
-def _request_from_json(data: dict[str, Any]) -> RenderRequest:
+def _request_from_json(data: dict[str, Any], text: str) -> RenderRequest:
     values: dict[str, dict[str, Any]] = {}
     for key, value in data.items():
         if key not in ("inputs", "context"):
-            raise YamlError(
-                f"unknown field `{key}` in a render request; expected one of `inputs`, `context`",
-                kind=_yaml_tree.UNKNOWN_FIELD,
+            raise _located(
+                f"unknown field `{key}` in a render request",
+                "expected one of `inputs`, `context`",
+                _json_locate.locate_key(text, key),
+                _yaml_tree.UNKNOWN_FIELD,
             )
         if not isinstance(value, dict):
-            raise YamlError(
-                f"{key}: expected a JSON object of values, found {_json_kind(value)}; "
-                'write for example {"name": "Ada"}'
+            raise _located(
+                f"{key}: expected a JSON object of values, found {_json_kind(value)}",
+                'write for example {"name": "Ada"}',
+                _json_locate.locate_value_of(text, key),
+                _yaml_tree.SCHEMA,
             )
         values[key] = value
     return RenderRequest(**values)
