@@ -79,6 +79,7 @@ from templiqx_contracts.package import (
     PackageTrustReport,
     ToolContractRef,
 )
+from templiqx_contracts.quoting import QUOTE_LIMIT, quote_input
 from templiqx_contracts.runtime import (
     COMPILER_ID,
     AdapterDescriptor,
@@ -102,6 +103,7 @@ __all__ = [
     "CHECKED_FORMATS",
     "COMPILER_ID",
     "FILTER_NAMES",
+    "QUOTE_LIMIT",
     "ROLES",
     "SIGNATURE_ALGORITHM",
     "AdapterDescriptor",
@@ -177,4 +179,5 @@ __all__ = [
     "has_errors",
     "is_date",
     "is_date_time",
+    "quote_input",
 ]
