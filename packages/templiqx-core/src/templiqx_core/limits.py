@@ -13,6 +13,7 @@ from typing import Final
 __all__ = [
     "ALIAS_EXPANSION_FACTOR",
     "MAX_DOCUMENT_BYTES",
+    "MAX_EXPANDED_BYTES",
     "MAX_EXPANDED_NODES",
     "MAX_NESTING_DEPTH",
 ]
@@ -35,3 +36,14 @@ MAX_EXPANDED_NODES: Final = 1_000_000
 """Most nodes (scalars, sequences, mappings) a document may hold once every alias is expanded.
 
 It bounds the time and memory of reading, whatever the alias structure (``billion laughs``)."""
+
+MAX_EXPANDED_BYTES: Final = 2 * MAX_DOCUMENT_BYTES
+"""Most UTF-8 bytes of scalar text (keys and values) a document may hold once every alias is
+expanded (16 MiB).
+
+The node budgets count a scalar as one node whatever its length, so a 1 MB string aliased a
+thousand times stays under them and still expands to a gigabyte once the document is
+fingerprinted, cached or sent back. This budget counts each alias at the size of the text it
+repeats, while reading, so such a document is refused before anything is encoded. A document
+without aliases holds at most about its own size in scalar text, so it never reaches the budget
+before :data:`MAX_DOCUMENT_BYTES`."""
