@@ -62,6 +62,10 @@ SUITES: dict[str, str] = {
     "R5": "MCP server fed malformed and hostile messages",
     "R6": "canary credentials across every surface and failure",
     "R7": "YAML bombs, 100 MB inputs, 10,000-deep nesting",
+    "R8": "string alias bombs under every other limit; 4,000 aliases under ulimit -v",
+    "R9": "a long-running MCP server's memory after 100 hostile put_contract calls",
+    "R10": "render amplification: small requests that would render huge prompts",
+    "R11": "CLI reads of huge and endless files; output errors; signing coverage and keys",
 }
 
 Comparison = Literal[">=", "<=", "=="]
