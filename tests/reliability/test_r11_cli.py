@@ -69,11 +69,12 @@ def _environment(extra: Mapping[bytes, bytes] | None = None) -> dict[bytes, byte
 _RUN = (
     "import atexit, runpy, sys\n"
     "report = sys.argv.pop(1)\n"
+    "module = sys.argv.pop(1)\n"
     "def keep():\n"
     "    with open('/proc/self/status') as status, open(report, 'w') as out:\n"
     "        out.write(status.read())\n"
     "atexit.register(keep)\n"
-    "runpy.run_module('templiqx_cli', run_name='__main__', alter_sys=True)\n"
+    "runpy.run_module(module, run_name='__main__', alter_sys=True)\n"
 )
 
 
@@ -90,12 +91,13 @@ def templiqx(
     stdout: IO[bytes] | int | None = None,
     env: Mapping[bytes, bytes] | None = None,
     shell_close_stdout: bool = False,
+    module: str = "templiqx_cli",
 ) -> Done:
     """Run ``templiqx ARGS``; its exit code, output, wall time and peak resident set."""
     handle, name = tempfile.mkstemp(prefix="r11-status-")
     os.close(handle)
     report = Path(name)
-    command = [sys.executable, "-c", _RUN, str(report), *args]
+    command = [sys.executable, "-c", _RUN, str(report), module, *args]
     if shell_close_stdout:
         command = ["/bin/sh", "-c", 'exec "$@" >&-', "sh", *command]
     started = time.perf_counter()
@@ -170,7 +172,7 @@ def _figures() -> Iterator[None]:
     )
     figures.expect(
         SUITE,
-        "of which failed",
+        "of which failed, naming the file",
         "==",
         figures.get(SUITE, "strict checks of a tampered unlisted partial"),
     )
@@ -274,14 +276,19 @@ def _output_args(root: Path, tmp_path: Path, args: tuple[str, ...]) -> list[str]
     return ["--root", str(root), *(a.format(values=values, output=output) for a in args)]
 
 
+def _clean_failure(done: Done, expected: str) -> bool:
+    """A non-zero exit whose stderr ends with ``expected``, once, and holds no traceback."""
+    lines = done.stderr.decode("utf-8", "replace").splitlines()
+    good = done.code != 0 and lines.count(expected) == 1 and lines[-1] == expected
+    return good and b"Traceback" not in done.stderr
+
+
 def _output_failure(label: str, done: Done, expected: str) -> None:
     figures = kit.FIGURES
     figures.add(SUITE, "output failures")
     if b"Traceback" in done.stderr:
         figures.add(SUITE, "tracebacks")
-    lines = done.stderr.decode("utf-8", "replace").splitlines()
-    good = done.code != 0 and lines.count(expected) == 1 and lines[-1] == expected
-    good = good and b"Traceback" not in done.stderr
+    good = _clean_failure(done, expected)
     if good:
         figures.add(SUITE, "one line and a non-zero exit")
     assert good, f"{label}: exit {done.code}, stderr {done.stderr[:400]!r}"
@@ -414,7 +421,7 @@ def test_a_tampered_unlisted_partial_fails_strict_checks(tmp_path: Path) -> None
         ]
         failed = done.code == 2 and named and ATTACK.encode() not in done.stdout + done.stderr
         if failed:
-            figures.add(SUITE, "of which failed")
+            figures.add(SUITE, "of which failed, naming the file")
         assert failed, f"{label}: exit {done.code}: {envelope['diagnostics']}"
     # Without strict mode the signature still verifies, and says what it does not cover.
     lenient = templiqx("--json", "--root", str(root), "verify-package-trust", "welcome", env=env)
@@ -423,3 +430,21 @@ def test_a_tampered_unlisted_partial_fails_strict_checks(tmp_path: Path) -> None
     assert [(d["code"], d["severity"]) for d in warnings] == [
         ("TQX_PACKAGE_FILE_UNLISTED", "warning")
     ]
+
+
+def test_the_detectors_fire(tmp_path: Path) -> None:
+    # The peak reading sees a planted allocation in a process run the way templiqx is run.
+    planted = tmp_path / "planted.py"
+    planted.write_text("b = bytearray(100 * 1024 * 1024)\nb[::4096] = b'x' * len(b[::4096])\n")
+    done = templiqx(env={b"PYTHONPATH": str(tmp_path).encode()}, module="planted")
+    assert done.code == 0, done.stderr
+    assert done.peak_mib >= 100
+    # The output check refuses a traceback and a failure that is not the last line.
+    expected = "templiqx: write standard output: No space left on device (os error 28)"
+    assert _clean_failure(Done(1, b"", expected.encode() + b"\n", 0.0, 0.0), expected)
+    for code, stderr in (
+        (1, b"Traceback (most recent call last):\n" + expected.encode() + b"\n"),
+        (1, expected.encode() + b"\nmore\n"),
+        (0, expected.encode() + b"\n"),
+    ):
+        assert not _clean_failure(Done(code, b"", stderr, 0.0, 0.0), expected)

@@ -316,3 +316,13 @@ def test_4000_aliases_under_ulimit_give_an_envelope(
     assert done.returncode == 2
     assert b"Traceback" not in done.stderr
     kit.FIGURES.add(SUITE, "processes answering with an envelope")
+
+
+def test_the_memory_detector_sees_a_planted_allocation() -> None:
+    with kit.measure_peak() as peak:
+        planted = bytearray(128 * 1024 * 1024)
+        planted[::4096] = b"x" * len(planted[::4096])  # touch every page
+        del planted
+    if peak.growth_mib is None:
+        pytest.skip("/proc cannot reset the peak resident set here")
+    assert peak.growth_mib >= 120

@@ -16,6 +16,8 @@ Ceilings: the server's peak resident set (``VmHWM``, over its whole life) at mos
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -153,3 +155,17 @@ def test_memory_stays_under_the_ceiling(server: McpPipe) -> None:
     assert figures.get(SUITE, "server peak resident set") <= PEAK_CEILING_MIB
     assert growth <= GROWTH_CEILING_MIB, f"grew {growth:.0f} MiB"
     assert figures.get(SUITE, "server tracebacks") == 0
+
+
+def test_the_memory_reading_sees_a_planted_allocation(tmp_path: Path) -> None:
+    script = "import sys, time; b = bytearray(200 * 1024 * 1024); b[::4096] = b'x' * len(b[::4096])"
+    script += "; print('ready', flush=True); time.sleep(30)"
+    process = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE)
+    try:
+        assert process.stdout is not None
+        assert process.stdout.readline() == b"ready\n"
+        assert _status_mib(process.pid, "VmHWM") >= 200
+        assert _status_mib(process.pid, "VmRSS") >= 200
+    finally:
+        process.kill()
+        process.wait()
