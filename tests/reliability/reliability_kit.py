@@ -62,6 +62,10 @@ SUITES: dict[str, str] = {
     "R5": "MCP server fed malformed and hostile messages",
     "R6": "canary credentials across every surface and failure",
     "R7": "YAML bombs, 100 MB inputs, 10,000-deep nesting",
+    "R8": "string alias bombs under every other limit; 4,000 aliases under ulimit -v",
+    "R9": "a long-running MCP server's memory after 100 hostile put_contract calls",
+    "R10": "render amplification: small requests that would render huge prompts",
+    "R11": "CLI reads of huge and endless files; output errors; signing coverage and keys",
 }
 
 Comparison = Literal[">=", "<=", "=="]
@@ -84,6 +88,12 @@ class Target:
 
     def describe(self) -> str:
         return f"{self.comparison} {_number(self.value)}{self.unit}"
+
+
+def suite_order(suite: str) -> tuple[int, str]:
+    """Sorts suite ids by number (R2 before R10)."""
+    digits = suite[1:]
+    return (int(digits), suite) if digits.isdigit() else (1 << 30, suite)
 
 
 def _number(value: float) -> str:
@@ -129,7 +139,9 @@ class Figures:
     def rows(self) -> list[dict[str, Any]]:
         """One row per measured counter, in suite order."""
         rows = []
-        for (suite, measure), value in sorted(self.values.items(), key=lambda item: item[0][0]):
+        for (suite, measure), value in sorted(
+            self.values.items(), key=lambda item: suite_order(item[0][0])
+        ):
             target = self.targets.get((suite, measure))
             met = None
             if suite not in self.ran_suites:
@@ -170,7 +182,7 @@ class Figures:
             out.append("  ".join(cell.ljust(widths[i]) for i, cell in enumerate(line)).rstrip())
             if index == 0:
                 out.append("  ".join("-" * width for width in widths))
-        suites = sorted({row["suite"] for row in rows})
+        suites = sorted({row["suite"] for row in rows}, key=suite_order)
         failed = sorted(self.failed_suites)
         status = "every figure met" if self.all_met() else "FIGURES NOT MET"
         mode = "full counts" if FULL else f"CI-sized counts (set {FULL_ENV}=1 for full counts)"

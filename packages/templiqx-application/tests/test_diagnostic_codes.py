@@ -314,6 +314,22 @@ SCENARIOS: dict[str, Callable[[Kit], OperationEnvelope]] = {
         kit.service().validate_package("p"),
     )[2],
     "TQX_PACKAGE_SIGNATURE_INVALID": _signature_edit(description="changed after signing"),
+    "TQX_PACKAGE_FILE_UNLISTED": lambda kit: (
+        kit.package(
+            contracts={"c": source(body="      - {kind: include, path: x.yaml}")},
+            files={"x.yaml": "- {kind: text, value: hi}\n"},
+        ),
+        kit.service().verify_package_trust("p", strict=True),
+    )[1],
+    "TQX_PACKAGE_DEPENDENCY_UNPINNED": lambda kit: (
+        kit.package("lib", files={"x.yaml": "- {kind: text, value: hi}\n"}, components=["x.yaml"]),
+        kit.package(
+            contracts={
+                "c": source(body="      - {kind: include, path: x.yaml, from_dependency: lib}")
+            }
+        ),
+        kit.service().verify_package_trust("p", strict=True),
+    )[2],
     # loading contracts
     "TQX_INCLUDE_CYCLE": lambda kit: (
         kit.package(

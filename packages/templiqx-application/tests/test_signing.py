@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -221,3 +222,40 @@ def test_the_key_never_appears_in_any_envelope(
         text = json.dumps(envelope.to_builtins())
         assert KEY not in text
         assert "wrong-key-4242" not in text
+
+
+def test_a_key_that_is_not_utf8_signs_and_verifies_byte_for_byte(
+    service: TempliqxService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Regression (issue #18 item 7): such a key gave TQX_INTERNAL naming the byte and position.
+    raw = b"dev-signing-key-\xff\xfe-\x80"
+    monkeypatch.setitem(os.environb, b"TEMPLIQX_PACKAGE_SIGNING_KEY", raw)
+    manifest = _sign(service)
+    identity = service.export_package_identity("demo").result
+    assert isinstance(identity, PackageIdentity)
+    assert manifest.signatures[0].value == signature_value(identity, raw, "ci")
+    assert _codes(service, strict=True) == ([], [])
+    trusted = service.verify_package_trust("demo", strict=True)
+    assert isinstance(trusted.result, PackageTrustReport)
+    assert trusted.result.verified_key_ids == ["ci"]
+    # A different non-UTF-8 key does not verify, and neither key shows anywhere.
+    monkeypatch.setitem(os.environb, b"TEMPLIQX_PACKAGE_SIGNING_KEY", b"\xff\xfe")
+    assert _codes(service) == (
+        ["TQX_PACKAGE_SIGNATURE_INVALID"],
+        ["TQX_PACKAGE_SIGNATURE_INVALID"],
+    )
+    for envelope in (service.validate_package("demo"), service.verify_package_trust("demo")):
+        text = json.dumps(envelope.to_builtins())
+        assert "dev-signing-key" not in text
+        assert "position" not in text
+        assert "TQX_INTERNAL" not in text
+
+
+def test_a_key_id_that_is_not_text_is_a_diagnostic(
+    service: TempliqxService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TEMPLIQX_PACKAGE_SIGNING_KEY", KEY)
+    token = service.export_package_identity("demo").fingerprints["manifest"]
+    signed = service.sign_package("demo", key_id="ci-\udcff", expected_fingerprint=token)
+    assert [d.code for d in signed.diagnostics] == ["TQX_DATA_INVALID"]
+    assert "lone surrogate" in signed.diagnostics[0].message

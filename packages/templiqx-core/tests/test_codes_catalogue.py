@@ -390,6 +390,18 @@ SCENARIOS: list[Scenario] = [
         ),
     ),
     ("TQX_OUTPUT_SCHEMA", "/output", lambda: validate_output({"type": "object"}, [])),
+    (
+        "TQX_RENDER_TOO_LARGE",
+        "",
+        lambda: render(
+            {
+                "kind": "for_each",
+                "collection": lit([0] * 9),
+                "item": "x",
+                "body": [{"kind": "text", "value": "y" * 1_000_000}],
+            }
+        ),
+    ),
 ]
 
 

@@ -36,6 +36,7 @@ def test_limits_are_documented_constants() -> None:
     assert limits.ALIAS_EXPANSION_FACTOR == 100
     assert limits.MAX_DOCUMENT_BYTES == 8 * 1024 * 1024
     assert limits.MAX_EXPANDED_NODES == 1_000_000
+    assert limits.MAX_EXPANDED_BYTES == 16 * 1024 * 1024
 
 
 # --- size --------------------------------------------------------------------------------
@@ -170,3 +171,63 @@ def test_ordinary_alias_reuse_is_fine() -> None:
     value, diagnostics = parse_json_value(source)
     assert diagnostics == []
     assert value["others"] == [{"type": "string"}] * 3
+
+
+# --- expanded bytes ----------------------------------------------------------------------
+
+MEGABYTE_STRING = "x" * 1_000_000
+
+
+def string_bomb(aliases: int, *, key: str = "aliases") -> str:
+    """One 1 MB string aliased ``aliases`` times: few nodes, far more text once expanded."""
+    items = "".join("  - *s\n" for _ in range(aliases))
+    return f"text: &s {MEGABYTE_STRING}\n{key}:\n{items}"
+
+
+@pytest.mark.parametrize(
+    "parse", [parse_json_value, parse_contract, parse_manifest, parse_translation_bundle]
+)
+def test_a_string_alias_bomb_is_refused_while_reading(parse: Parser) -> None:
+    source = string_bomb(1000)  # 1 MB of YAML, 1 GB once expanded; well under the node budgets
+    assert len(source) < limits.MAX_DOCUMENT_BYTES
+    started = time.perf_counter()
+    diagnostic = refused(parse, source)
+    assert time.perf_counter() - started < 0.5
+    assert "MAX_EXPANDED_BYTES" in diagnostic.message
+    assert str(limits.MAX_EXPANDED_BYTES) in diagnostic.message
+    assert diagnostic.span is not None
+    # The alias that crosses the budget: the 17th (16 MiB is 16.7 copies of 1,000,000 bytes).
+    assert (diagnostic.span.line, diagnostic.span.column) == (18, 5)
+
+
+def test_the_expanded_byte_budget_is_exact() -> None:
+    size = (limits.MAX_EXPANDED_BYTES - 4) // 4  # four copies plus the keys `aa` and `bb`
+    at_budget = f"aa: &a {'x' * size}\nbb: [*a, *a, *a]\n"
+    assert 4 * size + 4 == limits.MAX_EXPANDED_BYTES
+    value, diagnostics = parse_json_value(at_budget)
+    assert diagnostics == []
+    assert len(value["bb"]) == 3
+    diagnostic = refused(parse_json_value, at_budget.replace("x", "xx", 1))
+    assert "MAX_EXPANDED_BYTES" in diagnostic.message
+
+
+def test_the_expanded_byte_budget_counts_utf8_bytes() -> None:
+    text = "é" * (limits.MAX_EXPANDED_BYTES // 8 + 1)  # a quarter of the budget in characters
+    diagnostic = refused(parse_json_value, f"a: &a {text}\nb: [*a, *a, *a]\n")
+    assert "MAX_EXPANDED_BYTES" in diagnostic.message
+
+
+def test_aliased_collections_count_their_scalar_text() -> None:
+    inner = "{" + ", ".join(f"k{i}: {'v' * 100_000}" for i in range(20)) + "}"  # ~2 MB
+    source = f"a: &a {inner}\nb: [*a, *a, *a, *a, *a, *a, *a, *a]\n"
+    assert "MAX_EXPANDED_BYTES" in refused(parse_json_value, source).message
+    value, diagnostics = parse_json_value(f"a: &a {inner}\nb: [*a, *a, *a]\n")
+    assert diagnostics == []
+    assert value["b"][2]["k19"] == "v" * 100_000
+
+
+def test_a_document_without_aliases_never_reaches_the_byte_budget() -> None:
+    at_limit = "a: " + "x" * (limits.MAX_DOCUMENT_BYTES - 4) + "\n"
+    value, diagnostics = parse_json_value(at_limit)
+    assert diagnostics == []
+    assert len(value["a"]) == limits.MAX_DOCUMENT_BYTES - 4

@@ -12,6 +12,7 @@ import pytest
 
 from templiqx_mock import (
     ALIAS_EXPANSION_FACTOR,
+    MAX_EXPANDED_BYTES,
     MAX_NESTING_DEPTH,
     MAX_SCENARIO_BYTES,
     ScenarioError,
@@ -20,12 +21,14 @@ from templiqx_mock import (
     read_json_file,
     runtime_from_path,
 )
+from templiqx_mock.yaml_reader import YAMLReadError, read_yaml
 
 
 def test_limits_are_documented_constants() -> None:
     assert MAX_SCENARIO_BYTES == 8 * 1024 * 1024
     assert MAX_NESTING_DEPTH == 128
     assert ALIAS_EXPANSION_FACTOR == 100
+    assert MAX_EXPANDED_BYTES == 16 * 1024 * 1024
 
 
 def _laughs(levels: int = 9) -> str:
@@ -83,6 +86,26 @@ def test_a_billion_laughs_manifest_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "bomb.yaml"
     path.write_text(_laughs())
     _refused(path, "ALIAS_EXPANSION_FACTOR")
+
+
+def test_a_string_alias_bomb_manifest_is_refused(tmp_path: Path) -> None:
+    # 1 MB of YAML and ~1,000 nodes (under the node budget), a gigabyte once expanded.
+    path = tmp_path / "strings.yaml"
+    aliases = "".join("  - *s\n" for _ in range(1000))
+    path.write_text(f"description: &s {'x' * 1_000_000}\nsteps:\n{aliases}")
+    error = _refused(path, "MAX_EXPANDED_BYTES")
+    assert "at line 1 column 14" in str(error)  # the repeated text (aliases share its node)
+
+
+def test_the_text_budget_is_exact() -> None:
+    size = (MAX_EXPANDED_BYTES - 4) // 4  # four copies plus the keys `aa` and `bb`
+    at_budget = f"aa: &a {'x' * size}\nbb: [*a, *a, *a]\n"
+    assert len(read_yaml(at_budget)["bb"]) == 3
+    with pytest.raises(YAMLReadError, match="MAX_EXPANDED_BYTES"):
+        read_yaml(at_budget.replace("x", "xx", 1))
+    accented = "é" * (MAX_EXPANDED_BYTES // 8 + 1)  # counted in UTF-8 bytes, not characters
+    with pytest.raises(YAMLReadError, match="MAX_EXPANDED_BYTES"):
+        read_yaml(f"a: &a {accented}\nb: [*a, *a, *a]\n")
 
 
 def test_in_memory_documents_are_size_checked() -> None:

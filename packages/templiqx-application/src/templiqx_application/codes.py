@@ -42,6 +42,11 @@ APPLICATION_CODES: dict[str, str] = {
     "TQX_PACKAGE_SIGNATURE_UNVERIFIED": "Set TEMPLIQX_PACKAGE_SIGNING_KEY to verify signatures.",
     "TQX_PACKAGE_SIGNATURE_INVALID": "The package changed after signing, or the key differs: "
     "re-sign with `sign_package`.",
+    "TQX_PACKAGE_FILE_UNLISTED": "List the file in the manifest (partials under `components`) "
+    "and sign the package again, or stop including it; strict mode refuses files no "
+    "signature covers.",
+    "TQX_PACKAGE_DEPENDENCY_UNPINNED": "Pin the dependency under `dependencies` (and in "
+    "templiqx.lock) at its current identity fingerprint and sign again.",
     # --- loading contracts -----------------------------------------------------------------
     "TQX_INCLUDE_CYCLE": "Break the cycle: a partial must not include itself, directly or not.",
     "TQX_INCLUDE_UNRESOLVED": "Point the include at an existing, package-relative file "

@@ -5,13 +5,20 @@ package under the same root). Nested includes resolve inside the partial's own p
 expansion stack is fresh for every message and every component, so the same partial may be
 included twice side by side, but never inside itself. ``when`` branches and ``for_each`` bodies
 are expanded too; ``component`` nodes are not (component bodies are expanded on their own).
+
+Every include is checked against what the package's signatures cover
+(:mod:`templiqx_application.coverage`) before the partial is read: in strict mode an uncovered
+partial is refused (``TQX_PACKAGE_FILE_UNLISTED`` / ``TQX_PACKAGE_DEPENDENCY_UNPINNED``); an
+audit reports each one as a warning instead.
 """
 
 from __future__ import annotations
 
 import msgspec
 
-from templiqx_application.diagnostics import error
+from templiqx_application.coverage import Coverage
+from templiqx_application.diagnostics import contract_file, error, with_file
+from templiqx_application.signing import strict_from_environment
 from templiqx_contracts import (
     Contract,
     Diagnostic,
@@ -19,13 +26,21 @@ from templiqx_contracts import (
     IncludeNode,
     MessageTemplate,
     Node,
+    PackageManifest,
     TypedComponent,
     WhenNode,
 )
-from templiqx_core import parse_node_list
+from templiqx_core import parse_contract, parse_node_list
 from templiqx_ports import PackageStore, PortError
 
-__all__ = ["MAX_INCLUDE_DEPTH", "MAX_INCLUDE_EXPANSIONS", "IncludeError", "expand_includes"]
+__all__ = [
+    "MAX_INCLUDE_DEPTH",
+    "MAX_INCLUDE_EXPANSIONS",
+    "IncludeError",
+    "expand_includes",
+    "package_coverage",
+    "uncovered_includes",
+]
 
 MAX_INCLUDE_EXPANSIONS = 10_000
 """How many include nodes one contract load may splice (guards against exponential fan-out)."""
@@ -43,10 +58,13 @@ class IncludeError(Exception):
 
 
 class _Expander:
-    def __init__(self, store: PackageStore) -> None:
+    def __init__(self, store: PackageStore, coverage: Coverage | None, strict: bool) -> None:
         self._store = store
         self._partials: dict[str, list[Node]] = {}
         self._expansions = 0
+        self._coverage = coverage
+        self._strict = strict
+        self.uncovered: dict[str, Diagnostic] = {}  # by included file, as warnings
 
     def nodes(self, nodes: list[Node], package: str, stack: list[str]) -> list[Node]:
         out: list[Node] = []
@@ -90,12 +108,27 @@ class _Expander:
                     "expansions per contract",
                 )
             )
+        self._check_coverage(package, target, node.path)
         partial = self._partial(target, node.path, key)
         stack.append(key)
         try:
             return self.nodes(partial, target, stack)
         finally:
             stack.pop()
+
+    def _check_coverage(self, package: str, target: str, path: str) -> None:
+        if self._coverage is None:
+            return
+        label = f"{target}/{path}"
+        if label in self.uncovered:
+            return
+        problem = self._coverage.include_problem(package, target, path)
+        if problem is None:
+            return
+        problem = with_file(problem, label)
+        if self._strict:
+            raise IncludeError(problem)
+        self.uncovered[label] = msgspec.structs.replace(problem, severity="warning")
 
     def _partial(self, target: str, path: str, key: str) -> list[Node]:
         cached = self._partials.get(key)
@@ -136,10 +169,22 @@ class _Expander:
 
 
 def expand_includes(
-    store: PackageStore, contract: Contract, package: str
+    store: PackageStore,
+    contract: Contract,
+    package: str,
+    *,
+    strict: bool | None = None,
+    audit: bool = False,
 ) -> tuple[Contract | None, list[Diagnostic]]:
-    """The contract with every include spliced, or the diagnostic that stopped expansion."""
-    expander = _Expander(store)
+    """The contract with every include spliced, or the diagnostic that stopped expansion.
+
+    ``strict`` (default: ``TEMPLIQX_PACKAGE_STRICT=1`` in the environment) refuses an include
+    that the package's signatures do not cover. With ``audit``, each such include is returned
+    as a warning beside the expanded contract (once per file) instead.
+    """
+    strict = strict_from_environment() if strict is None else strict
+    coverage = Coverage(store) if strict or audit else None
+    expander = _Expander(store, coverage, strict)
     try:
         messages = [
             msgspec.structs.replace(message, content=expander.nodes(message.content, package, []))
@@ -155,7 +200,7 @@ def expand_includes(
                 components[name] = expander.nodes(definition, package, [])
     except IncludeError as exc:
         return None, [exc.diagnostic]
-    return _replace_body(contract, messages, components), []
+    return _replace_body(contract, messages, components), list(expander.uncovered.values())
 
 
 def _replace_body(
@@ -164,3 +209,33 @@ def _replace_body(
     components: dict[str, TypedComponent | list[Node]],
 ) -> Contract:
     return msgspec.structs.replace(contract, messages=messages, components=components)
+
+
+def uncovered_includes(
+    store: PackageStore, package: str, contract_id: str, source: str
+) -> list[Diagnostic]:
+    """Warnings for the included files of one contract that the signatures do not cover.
+
+    Empty when the contract does not parse or expand (loading it reports why).
+    """
+    parsed, _ = parse_contract(source, file=contract_file(package, contract_id))
+    if parsed is None:
+        return []
+    expanded, diagnostics = expand_includes(store, parsed, package, strict=False, audit=True)
+    return diagnostics if expanded is not None else []
+
+
+def package_coverage(
+    store: PackageStore, package: str, manifest: PackageManifest, *, strict: bool
+) -> list[Diagnostic]:
+    """Every uncovered file the listed contracts include, once each: errors when ``strict``."""
+    found: dict[str, Diagnostic] = {}
+    for contract_id in manifest.contracts:
+        try:
+            source = store.contract_source(package, contract_id)
+        except PortError:
+            continue  # validating the package reports it
+        for diagnostic in uncovered_includes(store, package, contract_id, source):
+            found.setdefault(diagnostic.file or diagnostic.message, diagnostic)
+    severity = "error" if strict else "warning"
+    return [msgspec.structs.replace(d, severity=severity) for d in found.values()]

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from templiqx_application.coverage import unlisted_contract
 from templiqx_application.diagnostics import contract_file, port_diagnostic
 from templiqx_application.includes import expand_includes
+from templiqx_application.signing import strict_from_environment
 from templiqx_contracts import (
     CanonicalJSONError,
     Contract,
@@ -72,7 +74,8 @@ class ContractLoader:
         """Read ``contracts/<contract_id>.yaml`` of ``package`` and load it.
 
         ``manifest``: the package's manifest when the caller has already read it (otherwise
-        the load reads it).
+        the load reads it). In strict mode (``TEMPLIQX_PACKAGE_STRICT=1``) a contract the
+        manifest does not list is refused: no signature covers it.
         """
         try:
             source = self._store.contract_source(package, contract_id)
@@ -85,6 +88,11 @@ class ContractLoader:
             return LoadedContract(package, contract_id, None, None, [port_diagnostic(missing)])
         except PortError as exc:
             return LoadedContract(package, contract_id, None, None, [port_diagnostic(exc)])
+        if strict_from_environment():
+            manifest = manifest if manifest is not None else self._manifest(package)
+            unlisted = unlisted_contract(package, contract_id, manifest)
+            if unlisted is not None:
+                return LoadedContract(package, contract_id, source, None, [unlisted], manifest)
         return self.load_source(package, contract_id, source, manifest=manifest)
 
     def load_source(

@@ -6,6 +6,7 @@ import msgspec
 
 from templiqx_application.context import ServiceContext, envelope, port_failure
 from templiqx_application.diagnostics import error
+from templiqx_application.includes import package_coverage
 from templiqx_application.signing import (
     SIGNING_KEY_ENV,
     signature_value,
@@ -207,20 +208,28 @@ def sign_package(
 
 
 def verify_package_trust(ctx: ServiceContext, package: str, strict: bool) -> OperationEnvelope:
-    """Verify the signatures with the environment's key; the report is always the result."""
+    """Verify the signatures with the environment's key; the report is always the result.
+
+    Included files the signatures do not cover are warnings, and errors when ``strict``.
+    """
     operation = "verify_package_trust"
     try:
         identity = ctx.store.package_identity(package)
         manifest = ctx.store.manifest(package)
     except PortError as exc:
         return port_failure(operation, exc)
-    return _trust_envelope(operation, identity, manifest.signatures, strict)
+    uncovered = package_coverage(ctx.store, package, manifest, strict=strict)
+    return _trust_envelope(operation, identity, manifest.signatures, strict, uncovered)
 
 
 def _trust_envelope(
-    operation: str, identity: PackageIdentity, signatures: list[PackageSignature], strict: bool
+    operation: str,
+    identity: PackageIdentity,
+    signatures: list[PackageSignature],
+    strict: bool,
+    uncovered: list[Diagnostic],
 ) -> OperationEnvelope:
-    diagnostics: list[Diagnostic] = []
+    diagnostics = list(uncovered)
     identity_fingerprint = fingerprint(identity)
     verified = verify_signatures(
         identity, signatures, signing_key(), strict=strict, diagnostics=diagnostics

@@ -2,7 +2,8 @@
 
 One payload everywhere (signing, trust verification and package validation): the canonical
 JSON of the package identity. The key comes from ``TEMPLIQX_PACKAGE_SIGNING_KEY`` at call time,
-is used as raw UTF-8 bytes and never appears in any result, diagnostic or error.
+is used as the environment's raw bytes (any bytes, UTF-8 or not) and never appears in any
+result, diagnostic or error.
 """
 
 from __future__ import annotations
@@ -31,14 +32,19 @@ __all__ = [
 ]
 
 SIGNING_KEY_ENV = "TEMPLIQX_PACKAGE_SIGNING_KEY"
+_SIGNING_KEY_ENV_BYTES = SIGNING_KEY_ENV.encode("ascii")
 STRICT_ENV = "TEMPLIQX_PACKAGE_STRICT"
 _POINTER = "/signatures"
 
 
 def signing_key() -> bytes | None:
-    """The signing key from the environment, or ``None`` when unset or empty."""
-    value = os.environ.get(SIGNING_KEY_ENV)
-    return value.encode("utf-8") if value else None
+    """The signing key from the environment, as its raw bytes, or ``None`` when unset or empty.
+
+    Read from ``os.environb``, so a key that is not UTF-8 is used byte for byte (decoding it
+    and encoding it again failed with a message that showed the offending byte and position).
+    """
+    value = os.environb.get(_SIGNING_KEY_ENV_BYTES)
+    return value or None
 
 
 def strict_from_environment() -> bool:
@@ -52,7 +58,7 @@ def signature_value(identity: PackageIdentity, key: bytes, key_id: str) -> str:
     digest.update(b"templiqx-package-signing-v1\0")
     digest.update(key)
     digest.update(b"\0key-id\0")
-    digest.update(key_id.encode("utf-8"))
+    digest.update(key_id.encode("utf-8", "surrogatepass"))
     digest.update(b"\0algorithm\0")
     digest.update(SIGNATURE_ALGORITHM.encode("ascii"))
     digest.update(b"\0payload\0")
@@ -120,7 +126,8 @@ def verify_signatures(
     verified: list[str] = []
     for signature in signatures:
         expected = signature_value(identity, key, signature.key_id)
-        if hmac.compare_digest(expected.encode("ascii"), signature.value.encode("utf-8")):
+        given = signature.value.encode("utf-8", "surrogatepass")
+        if hmac.compare_digest(expected.encode("ascii"), given):
             verified.append(signature.key_id)
         else:
             diagnostics.append(

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from templiqx_application.context import ServiceContext, envelope, port_failure
+from templiqx_application.coverage import DEPENDENCY_UNPINNED, FILE_UNLISTED, inventory
 from templiqx_application.diagnostics import (
     address,
     error,
     fingerprint_or_diagnostic,
     port_diagnostic,
 )
+from templiqx_application.includes import package_coverage, uncovered_includes
 from templiqx_application.packages import normalized_manifest, version_problem
 from templiqx_application.signing import signing_key, strict_from_environment, verify_signatures
 from templiqx_contracts import (
@@ -39,6 +41,8 @@ def validate_contract(ctx: ServiceContext, package: str, contract: str) -> Opera
     if loaded.contract is None:
         return envelope(operation, diagnostics=loaded.diagnostics)
     diagnostics = address(core_validate_contract(loaded.contract), package, contract)
+    if loaded.source is not None:  # warn about included files the signatures do not cover
+        diagnostics += uncovered_includes(ctx.store, package, contract, loaded.source)
     value, problems = fingerprint_or_diagnostic(loaded.contract)
     if value is None:
         return envelope(operation, diagnostics=diagnostics + problems)
@@ -66,24 +70,12 @@ def _manifest_checks(package: str, manifest: PackageManifest) -> list[Diagnostic
     return diagnostics
 
 
-def _inventory(manifest: PackageManifest) -> list[tuple[str, str]]:
-    """(relative path, pointer) of every inventoried artifact, sorted by path (stable)."""
-    pairs = [(f"contracts/{cid}.yaml", f"/contracts/{cid}") for cid in manifest.contracts]
-    for section in ("components", "evals", "migrations", "templates"):
-        pairs.extend((entry, f"/{section}/{entry}") for entry in getattr(manifest, section))
-    pairs.extend(
-        (f"translations/{locale}.yaml", f"/translations/{locale}")
-        for locale in manifest.translations
-    )
-    return sorted(pairs, key=lambda pair: pair[0])
-
-
 def _hash_inventory(
     ctx: ServiceContext, package: str, manifest: PackageManifest, diagnostics: list[Diagnostic]
 ) -> dict[str, str]:
     hashes: dict[str, str] = {}
     seen: set[str] = set()
-    for path, pointer in _inventory(manifest):
+    for path, pointer in inventory(manifest):
         if path in seen:
             diagnostics.append(
                 error(
@@ -193,8 +185,30 @@ def _dependency_checks(
     return diagnostics
 
 
+_COVERAGE_CODES = frozenset({FILE_UNLISTED, DEPENDENCY_UNPINNED})
+
+
+def _coverage_warnings(
+    ctx: ServiceContext, package: str, manifest: PackageManifest, found: list[Diagnostic]
+) -> list[Diagnostic]:
+    """A warning per included file the signatures do not cover, in every mode.
+
+    In strict mode loading already refused the first such file of each contract; that file
+    is not reported twice.
+    """
+    refused = {d.file for d in found if d.code in _COVERAGE_CODES}
+    return [
+        d
+        for d in package_coverage(ctx.store, package, manifest, strict=False)
+        if d.file not in refused
+    ]
+
+
 def validate_package(ctx: ServiceContext, package: str) -> OperationEnvelope:
     """Validate manifest, inventory, contracts, lock, dependencies and signatures.
+
+    Included files the signatures do not cover are warnings (errors in strict mode, where
+    loading the contracts that include them is refused).
 
     The contract summaries are the result even when the package is invalid; the ``package``
     fingerprint (the package identity's) is present only when it is valid.
@@ -230,6 +244,7 @@ def validate_package(ctx: ServiceContext, package: str) -> OperationEnvelope:
                 package=package, id=contract.id, version=contract.version, fingerprint=value or ""
             )
         )
+    diagnostics.extend(_coverage_warnings(ctx, package, manifest, diagnostics))
     lock, lock_present = _read_lock(ctx, package, hashes, diagnostics)
     diagnostics.extend(_dependency_checks(ctx, manifest, lock, lock_present))
     identity = PackageIdentity(

@@ -1,22 +1,52 @@
 """Reading the host files a command names (``--values``, ``--fixture-output``, ``put SOURCE``).
 
-Files are read after the service is composed, as plain paths relative to the working directory
-(``-`` is an ordinary file name; nothing reads stdin). A failure raises :class:`CliError`, which
-the CLI prints as ``templiqx: <cause>`` (with ``[TQX_*]`` when the failure has a stable code,
-and a ``help:`` line when there is a fix to suggest) and turns into exit code 1.
+Files are read after the service is composed, as paths relative to the working directory; ``-``
+reads standard input. Every read is bounded: a regular file larger than its limit is refused
+from its size, unread, and anything else (a pipe, a FIFO, ``/dev/zero``, standard input) is read
+in chunks and refused as soon as it passes the limit, so no input costs more than its limit in
+memory. A failure raises :class:`CliError`, which the CLI prints as ``templiqx: <cause>`` (with
+``[TQX_*]`` when the failure has a stable code, and a ``help:`` line when there is a fix to
+suggest) and turns into exit code 1.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from typing import Any
+import stat
+import sys
+from typing import Any, BinaryIO, Final
 
+from templiqx_application import MAX_ARGUMENT_BYTES
 from templiqx_contracts import JSONDecodeError, decode_json
 
-__all__ = ["CliError", "absolute_workspace", "read_json", "read_text", "read_values"]
+__all__ = [
+    "MAX_JSON_BYTES",
+    "MAX_SOURCE_BYTES",
+    "MAX_VALUES_BYTES",
+    "STDIN",
+    "CliError",
+    "absolute_workspace",
+    "read_json",
+    "read_text",
+    "read_values",
+]
 
 DATA_INVALID = "TQX_DATA_INVALID"
+
+STDIN: Final = "-"
+"""The file name that means standard input."""
+
+MAX_SOURCE_BYTES: Final = 8 * 1024 * 1024
+"""Largest contract source (``put SOURCE``): the YAML reader's ``MAX_DOCUMENT_BYTES``, 8 MiB."""
+
+MAX_JSON_BYTES: Final = MAX_ARGUMENT_BYTES
+"""Largest JSON file given as one argument (``--fixture-output``): ``MAX_ARGUMENT_BYTES``."""
+
+MAX_VALUES_BYTES: Final = 2 * MAX_ARGUMENT_BYTES
+"""Largest ``--values`` file: two arguments (``inputs`` and ``context``) of 8 MiB each."""
+
+_CHUNK: Final = 1 << 20
 
 
 class CliError(Exception):
@@ -40,18 +70,55 @@ class CliError(Exception):
         return text
 
 
-def _read_bytes(path: str) -> bytes:
+def _too_large(path: str, what: str, limit: int, name: str) -> CliError:
+    """One line: what is too large, the limit and its name, and the fix."""
+    return CliError(
+        f"read {path}: {what} than the {limit}-byte limit ({name}); pass a smaller file",
+        code=DATA_INVALID,
+    )
+
+
+def _read_capped(handle: BinaryIO, path: str, limit: int, name: str) -> bytes:
+    """Everything ``handle`` holds, refused once it passes ``limit`` bytes."""
+    chunks: list[bytes] = []
+    total = 0
+    while True:
+        chunk = handle.read(min(_CHUNK, limit + 1 - total))
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+        total += len(chunk)
+        if total > limit:
+            raise _too_large(path, "the input holds more", limit, name)
+
+
+def _read_bytes(path: str, limit: int, name: str) -> bytes:
+    if path == STDIN:
+        stdin = sys.stdin
+        if stdin is None:
+            raise CliError("read standard input: it is closed")
+        try:
+            return _read_capped(stdin.buffer, "standard input", limit, name)
+        except OSError as exc:
+            raise _os_error("standard input", exc) from exc
     try:
-        with open(path, "rb") as handle:
-            return handle.read()
+        with open(path, "rb", buffering=0) as handle:
+            info = os.fstat(handle.fileno())
+            if stat.S_ISREG(info.st_mode) and info.st_size > limit:
+                raise _too_large(path, f"the file is {info.st_size} bytes, more", limit, name)
+            return _read_capped(handle, path, limit, name)
     except OSError as exc:
-        reason = exc.strerror or type(exc).__name__
-        raise CliError(f"read {path}: {reason} (os error {exc.errno})") from exc
+        raise _os_error(path, exc) from exc
+
+
+def _os_error(path: str, exc: OSError) -> CliError:
+    reason = exc.strerror or type(exc).__name__
+    return CliError(f"read {path}: {reason} (os error {exc.errno})")
 
 
 def read_text(path: str) -> str:
-    """A UTF-8 text file."""
-    data = _read_bytes(path)
+    """A UTF-8 contract source, at most :data:`MAX_SOURCE_BYTES` (``-``: standard input)."""
+    data = _read_bytes(path, MAX_SOURCE_BYTES, "MAX_SOURCE_BYTES")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -96,9 +163,12 @@ def _json_problem(data: bytes, exc: JSONDecodeError) -> str:
     return str(exc)
 
 
-def read_json(path: str) -> Any:
-    """One JSON document, keeping integer/float identity and refusing NaN and infinities."""
-    data = _read_bytes(path)
+def read_json(path: str, *, limit: int = MAX_JSON_BYTES, name: str = "MAX_JSON_BYTES") -> Any:
+    """One JSON document, keeping integer/float identity and refusing NaN and infinities.
+
+    At most ``limit`` bytes (:data:`MAX_JSON_BYTES` unless given); ``-`` is standard input.
+    """
+    data = _read_bytes(path, limit, name)
     try:
         return decode_json(data)
     except JSONDecodeError as exc:
@@ -111,7 +181,7 @@ def read_values(path: str) -> dict[str, Any]:
 
     Returns the service arguments it stands for (``inputs`` / ``context`` when present).
     """
-    document = read_json(path)
+    document = read_json(path, limit=MAX_VALUES_BYTES, name="MAX_VALUES_BYTES")
     where = f"decode render request from {path}"
     if not isinstance(document, dict):
         raise CliError(

@@ -4,7 +4,8 @@ No YAML 1.1 resolver runs here: a scalar keeps its exact text, its style (plain,
 and its explicit tag, so the typing rules of the strict reader can be applied later, position by
 position. Aliases are expanded by reference (the aliased node object is reused), while the
 size, depth and alias budgets in :mod:`templiqx_core.limits` are checked on the expanded
-document as the events arrive.
+document as the events arrive: an alias counts as the nodes, aliases, height and scalar bytes of
+the node it repeats.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from yaml._yaml import CParser
 from templiqx_core.limits import (
     ALIAS_EXPANSION_FACTOR,
     MAX_DOCUMENT_BYTES,
+    MAX_EXPANDED_BYTES,
     MAX_EXPANDED_NODES,
     MAX_NESTING_DEPTH,
 )
@@ -110,29 +112,31 @@ Node: TypeAlias = Scalar | Sequence | Mapping
 class _Open:
     """A collection whose end event has not arrived yet."""
 
-    __slots__ = ("anchor", "height", "jumps_before", "key", "node", "total_before")
+    __slots__ = ("anchor", "bytes_before", "height", "jumps_before", "key", "node", "total_before")
 
     def __init__(
-        self, node: Sequence | Mapping, anchor: str | None, total: int, jumps: int
+        self, node: Sequence | Mapping, anchor: str | None, total: int, jumps: int, size: int
     ) -> None:
         self.node = node
         self.anchor = anchor
         self.total_before = total
         self.jumps_before = jumps
+        self.bytes_before = size
         self.height = 1
         self.key: Node | None = None  # a mapping's pending key
 
 
 class _Anchored:
-    """A finished anchored node and its expanded size, alias count and height."""
+    """A finished anchored node: its expanded node count, alias count, height and scalar bytes."""
 
-    __slots__ = ("height", "jumps", "node", "weight")
+    __slots__ = ("height", "jumps", "node", "size", "weight")
 
-    def __init__(self, node: Node, weight: int, jumps: int, height: int) -> None:
+    def __init__(self, node: Node, weight: int, jumps: int, height: int, size: int) -> None:
         self.node = node
         self.weight = weight
         self.jumps = jumps
         self.height = height
+        self.size = size
 
 
 _HINT_SIZE: Final = "split the file or shrink the values it carries"
@@ -271,6 +275,7 @@ class _Builder:
         self._events = 0  # node events, as the reference counts them for its alias budget
         self._total = 0  # nodes of the expanded document so far
         self._jumps = 0  # alias expansions in the expanded document so far
+        self._bytes = 0  # UTF-8 bytes of scalar text in the expanded document so far
         self._root: Node | None = None
 
     def _next(self) -> object:
@@ -327,10 +332,13 @@ class _Builder:
             assert isinstance(event, ScalarEvent)
             self._events += 1
             self._count(1, event)
+            text = event.value
+            size = len(text) if text.isascii() else len(text.encode("utf-8"))
+            self._weigh(size, event)
             line, column = _position(event)
-            scalar = Scalar(event.value, event.style or "", event.tag, line, column)
+            scalar = Scalar(text, event.style or "", event.tag, line, column)
             if event.anchor is not None:
-                self._anchors[event.anchor] = _Anchored(scalar, 1, 0, 0)
+                self._anchors[event.anchor] = _Anchored(scalar, 1, 0, 0, size)
             self._add(scalar, 0)
         elif kind is MappingStartEvent or kind is SequenceStartEvent:
             assert isinstance(event, MappingStartEvent | SequenceStartEvent)
@@ -344,7 +352,7 @@ class _Builder:
                 if kind is MappingStartEvent
                 else Sequence(event.tag, line, column)
             )
-            frame = _Open(node, event.anchor, self._total - 1, self._jumps)
+            frame = _Open(node, event.anchor, self._total - 1, self._jumps, self._bytes)
             if event.anchor is not None:
                 self._anchors[event.anchor] = frame
             self._stack.append(frame)
@@ -357,6 +365,7 @@ class _Builder:
                     self._total - frame.total_before,
                     self._jumps - frame.jumps_before,
                     frame.height,
+                    self._bytes - frame.bytes_before,
                 )
             self._add(frame.node, frame.height)
         elif kind is AliasEvent:
@@ -384,6 +393,7 @@ class _Builder:
             raise _depth_error(event)
         self._jumps += 1 + target.jumps
         self._count(target.weight, event)
+        self._weigh(target.size, event)
         self._add(target.node, target.height)
 
     def _count(self, nodes: int, event: object) -> None:
@@ -393,6 +403,17 @@ class _Builder:
                 event,
                 f"the document holds more than {MAX_EXPANDED_NODES} nodes once its aliases "
                 f"are expanded (MAX_EXPANDED_NODES); {_HINT_SIZE}",
+                LIMIT,
+            )
+
+    def _weigh(self, size: int, event: object) -> None:
+        self._bytes += size
+        if self._bytes > MAX_EXPANDED_BYTES:
+            raise _at(
+                event,
+                f"the document holds more than {MAX_EXPANDED_BYTES} bytes of scalar text once "
+                f"its aliases are expanded (MAX_EXPANDED_BYTES); repeat less text through "
+                "aliases, or split the file",
                 LIMIT,
             )
 

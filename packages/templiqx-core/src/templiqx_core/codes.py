@@ -45,6 +45,7 @@ __all__ = [
     "OUTPUT_SCHEMA_UNSATISFIABLE",
     "PARSE_YAML",
     "REF_UNKNOWN",
+    "RENDER_TOO_LARGE",
     "SCHEMA_BOUNDED_SUBSET",
     "SCHEMA_CONST_CONTRADICTION",
     "SCHEMA_CONST_ENUM_CONTRADICTION",
@@ -133,6 +134,7 @@ VALUE_NOT_JSON: Final = "TQX_VALUE_NOT_JSON"
 FILTER_INPUT: Final = "TQX_FILTER_INPUT"
 TRANSLATION_MISSING: Final = "TQX_TRANSLATION_MISSING"
 TRANSLATION_KEY: Final = "TQX_TRANSLATION_KEY"
+RENDER_TOO_LARGE: Final = "TQX_RENDER_TOO_LARGE"
 # output
 OUTPUT_SCHEMA: Final = "TQX_OUTPUT_SCHEMA"
 
@@ -211,6 +213,9 @@ _HINTS: dict[str, str] = {
     "number for format_number/format_currency, a string key for translate).",
     TRANSLATION_MISSING: "List translation bundles in the package manifest (`translations:`).",
     TRANSLATION_KEY: "Add the key to the locale's or the fallback's translation bundle.",
+    RENDER_TOO_LARGE: "Render less: shorten the lists a `for_each` walks and the values it "
+    "repeats (MAX_RENDERED_BYTES, 8 MiB of message text; MAX_COMPILED_BYTES, 16 MiB per "
+    "compiled request).",
     OUTPUT_SCHEMA: "Produce output that satisfies the contract's `output_schema`.",
 }
 

@@ -12,7 +12,7 @@ from templiqx_contracts import (
     RenderRequest,
 )
 from templiqx_core import codes
-from templiqx_core.render import render_messages
+from templiqx_core.render import compiled_size_problem, render_messages
 from templiqx_core.validate import validate_contract
 from templiqx_core.values import validate_values
 
@@ -59,8 +59,9 @@ def compile_interaction(
 
     Contract validation, value validation and capability checks are all collected first; if
     any fails, ``(None, diagnostics)`` is returned and nothing is rendered. Otherwise the
-    messages are rendered and the first render failure is returned alone. On success the
-    result is ``(interaction, [])``. Never raises.
+    messages are rendered and the first render failure is returned alone, as is a compiled
+    request over ``MAX_COMPILED_BYTES``. On success the result is ``(interaction, [])``.
+    Never raises.
     """
     targets = [target_capabilities] if isinstance(target_capabilities, str) else target_capabilities
     diagnostics = validate_contract(contract)
@@ -82,4 +83,7 @@ def compile_interaction(
         runtime_policy=dict(contract.runtime_policy),
         extensions={key: spec.value for key, spec in contract.extensions.items()},
     )
+    too_large = compiled_size_problem(interaction)
+    if too_large is not None:
+        return None, [too_large]
     return interaction, []

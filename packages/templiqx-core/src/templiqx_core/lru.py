@@ -1,45 +1,87 @@
-"""A small thread-safe, bounded LRU map (the core's only state: caches of pure results)."""
+"""A small thread-safe, bounded LRU map (the core's only state: caches of pure results).
+
+A cache is bounded twice: by entries and, when it is given a ``weigh`` function, by the total
+weight (bytes) of its values. Keys should be short: :func:`digest_key` turns an encoded
+document into its 32-byte SHA-256, so a cache never holds a whole contract or schema as a key
+(issue #18: 1 MB contracts kept as keys left a long-running MCP server at 2.4 GB).
+"""
 
 from __future__ import annotations
 
+import hashlib
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import Generic, TypeVar
 
-__all__ = ["LRU"]
+__all__ = ["LRU", "digest_key"]
 
 K = TypeVar("K")
 V = TypeVar("V")
 
 
-class LRU(Generic[K, V]):
-    """At most ``size`` entries; the least recently used one is evicted first."""
+def digest_key(data: bytes) -> bytes:
+    """The 32-byte SHA-256 digest of ``data``: a cache key that does not keep ``data`` alive."""
+    return hashlib.sha256(data).digest()
 
-    def __init__(self, size: int) -> None:
+
+class LRU(Generic[K, V]):
+    """At most ``size`` entries (and ``max_weight`` in all); the least recently used go first.
+
+    ``weigh`` gives a value's weight (its approximate bytes); with it, the total weight stays at
+    most ``max_weight``, and a value heavier than that alone is not kept at all.
+    """
+
+    def __init__(
+        self,
+        size: int,
+        *,
+        max_weight: int | None = None,
+        weigh: Callable[[V], int] | None = None,
+    ) -> None:
         self._size = size
-        self._data: OrderedDict[K, V] = OrderedDict()
+        self._max_weight = max_weight
+        self._weigh = weigh
+        self._data: OrderedDict[K, tuple[V, int]] = OrderedDict()
+        self._weight = 0
         self._lock = threading.Lock()
 
     def get(self, key: K) -> V | None:
         """The value for ``key`` (marking it recently used), or ``None``."""
         with self._lock:
-            value = self._data.get(key)
-            if value is not None:
-                self._data.move_to_end(key)
-            return value
+            entry = self._data.get(key)
+            if entry is None:
+                return None
+            self._data.move_to_end(key)
+            return entry[0]
 
     def put(self, key: K, value: V) -> None:
-        """Store ``value`` under ``key``, evicting the oldest entry when full."""
+        """Store ``value`` under ``key``, evicting the oldest entries while over a bound."""
+        weight = self._weigh(value) if self._weigh is not None else 0
+        limit = self._max_weight
         with self._lock:
-            self._data[key] = value
-            self._data.move_to_end(key)
-            if len(self._data) > self._size:
-                self._data.popitem(last=False)
+            previous = self._data.pop(key, None)
+            if previous is not None:
+                self._weight -= previous[1]
+            if limit is not None and weight > limit:
+                return
+            self._data[key] = (value, weight)
+            self._weight += weight
+            while len(self._data) > self._size or (limit is not None and self._weight > limit):
+                _, (_, dropped) = self._data.popitem(last=False)
+                self._weight -= dropped
 
     def clear(self) -> None:
         """Forget every entry."""
         with self._lock:
             self._data.clear()
+            self._weight = 0
+
+    @property
+    def weight(self) -> int:
+        """The total weight of the values held."""
+        with self._lock:
+            return self._weight
 
     def __len__(self) -> int:
         with self._lock:

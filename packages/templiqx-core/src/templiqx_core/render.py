@@ -3,6 +3,10 @@
 Rendering runs after validation. It resolves references against the request (never against
 schemas), evaluates expressions with strict JSON equality and short-circuit ``and``/``or``, and
 applies filters. The first failure stops rendering; its diagnostic has pointer ``""``.
+
+The text produced is counted as it is produced: past :data:`~templiqx_core.limits.
+MAX_RENDERED_BYTES` (all messages together) rendering stops with ``TQX_RENDER_TOO_LARGE``,
+before the oversized text is joined, so a small request cannot make a huge prompt.
 """
 
 from __future__ import annotations
@@ -10,8 +14,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
+import msgspec
+
 from templiqx_contracts import (
     AndExpr,
+    CompiledInteraction,
     CompiledMessage,
     ComponentNode,
     Contract,
@@ -34,16 +41,21 @@ from templiqx_core import codes
 from templiqx_core.components import component_content
 from templiqx_core.equality import strict_json_equal
 from templiqx_core.filters import RenderError, apply_filter, display
+from templiqx_core.limits import MAX_COMPILED_BYTES, MAX_RENDERED_BYTES
 from templiqx_core.static_types import parse_index
 
-__all__ = ["render_messages"]
+__all__ = ["compiled_size_problem", "render_messages"]
 
 _MISSING: Final = object()
 _EMPTY_LOCALS: Final[dict[str, Any]] = {}
 
 
+def _utf8_size(text: str) -> int:
+    return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+
+
 class _Renderer:
-    __slots__ = ("components", "context", "locale", "root", "stack")
+    __slots__ = ("components", "context", "left", "locale", "root", "stack")
 
     def __init__(self, contract: Contract, request: RenderRequest) -> None:
         self.components = contract.components
@@ -52,6 +64,22 @@ class _Renderer:
         locale = request.context.get("locale")
         self.locale = locale if isinstance(locale, str) else ""
         self.stack: list[str] = []
+        self.left = MAX_RENDERED_BYTES  # bytes of message text still allowed
+
+    def emit(self, text: str, out: list[str]) -> None:
+        """Append ``text`` to ``out``, charged to the render budget."""
+        self.charge(_utf8_size(text))
+        out.append(text)
+
+    def charge(self, size: int) -> None:
+        self.left -= size
+        if self.left < 0:
+            raise RenderError(
+                codes.RENDER_TOO_LARGE,
+                f"the rendered messages exceed {MAX_RENDERED_BYTES} bytes "
+                "(MAX_RENDERED_BYTES); a for_each or a component repeats more text than a "
+                "request may produce",
+            )
 
     # --- expressions ---------------------------------------------------------------------
 
@@ -107,12 +135,12 @@ class _Renderer:
     def nodes(self, nodes: list[Node], local: Mapping[str, Any], out: list[str]) -> None:
         for node in nodes:
             if isinstance(node, TextNode):
-                out.append(node.value)
+                self.emit(node.value, out)
             elif isinstance(node, InterpolateNode):
                 value = self.evaluate(node.expression, local)
                 for name in node.filters:
                     value = apply_filter(name, value, self.locale, self.context)
-                out.append(display(value))
+                self.emit(display(value), out)
             elif isinstance(node, WhenNode):
                 branch = node.then if self.boolean(node.condition, local) else node.else_
                 self.nodes(branch, local, out)
@@ -132,7 +160,10 @@ class _Renderer:
         if not isinstance(collection, list):
             raise RenderError(codes.FOR_EACH_TYPE, "for_each collection must resolve to an array")
         parts: list[str] = []
+        separator = _utf8_size(node.separator)
         for element in collection:
+            if parts:
+                self.charge(separator)
             inner = dict(local)
             inner[node.item] = element
             body: list[str] = []
@@ -178,3 +209,29 @@ def render_messages(
             codes.problem(codes.CONTENT_TOO_DEEP, "the content nests too deeply to render", "")
         ]
     return messages, []
+
+
+_encode_json: Final = msgspec.json.Encoder().encode
+
+
+def compiled_size_problem(interaction: CompiledInteraction) -> Diagnostic | None:
+    """``TQX_RENDER_TOO_LARGE`` when ``interaction`` is larger than ``MAX_COMPILED_BYTES``.
+
+    Its size is the UTF-8 size of the rendered messages plus the JSON of what the contract adds
+    (output schema, runtime policy, extension values). A part that cannot be encoded is left to
+    fingerprinting, which reports it.
+    """
+    size = sum(_utf8_size(message.content) for message in interaction.messages)
+    if size <= MAX_COMPILED_BYTES:
+        parts = (interaction.output_schema, interaction.runtime_policy, interaction.extensions)
+        try:
+            size += len(_encode_json(parts))
+        except (TypeError, ValueError, OverflowError):
+            return None
+    if size <= MAX_COMPILED_BYTES:
+        return None
+    return codes.problem(
+        codes.RENDER_TOO_LARGE,
+        f"the compiled request takes more than {MAX_COMPILED_BYTES} bytes "
+        "(MAX_COMPILED_BYTES) with the contract's output schema, runtime policy and extensions",
+    )

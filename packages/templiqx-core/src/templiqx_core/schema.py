@@ -5,8 +5,9 @@ A schema is *engine-valid* when jsonschema-rs compiles it: draft detected from `
 unresolvable (no network), and ``format`` never asserted by the engine — the core asserts
 ``date``/``date-time`` itself (the shared walk of :mod:`templiqx_contracts.formats`).
 
-Compiled validators are kept in a bounded LRU cache keyed by the schema's msgpack bytes (which
-keep integer/float identity), so compiling the same contract again costs one encode per schema.
+Compiled validators are kept in a bounded LRU cache keyed by the SHA-256 of the schema's msgpack
+bytes (which keep integer/float identity), so compiling the same contract again costs one
+encode and one hash per schema; the cache holds at most 1,024 schemas and 16 MiB of them.
 """
 
 from __future__ import annotations
@@ -18,23 +19,25 @@ import msgspec
 
 from templiqx_contracts import Diagnostic, FormatPlan, format_plan
 from templiqx_core import codes
-from templiqx_core.lru import LRU
+from templiqx_core.lru import LRU, digest_key
 
 __all__ = ["EngineSchema", "accepts", "compile_schema", "validate_instance"]
 
 _CACHE_SIZE: Final = 1024
+_CACHE_BYTES: Final = 16 * 1024 * 1024  # of schemas, measured as their msgpack bytes
 _encode_key = msgspec.msgpack.Encoder().encode
 
 
 class EngineSchema:
     """One schema as the engine sees it: a validator, or the reason it does not compile."""
 
-    __slots__ = ("error", "formats", "validator")
+    __slots__ = ("error", "formats", "size", "validator")
 
     def __init__(self, validator: Any, error: str | None, formats: FormatPlan | None) -> None:
         self.validator = validator
         self.error = error
         self.formats = formats
+        self.size = 0  # the schema's encoded size, its weight in the cache
 
     def errors(self, value: Any) -> list[str]:
         """Engine error messages for ``value`` (empty when valid or when the schema is broken)."""
@@ -59,7 +62,9 @@ class EngineSchema:
             return False
 
 
-_cache: LRU[bytes, EngineSchema] = LRU(_CACHE_SIZE)
+_cache: LRU[bytes, EngineSchema] = LRU(
+    _CACHE_SIZE, max_weight=_CACHE_BYTES, weigh=lambda engine: engine.size
+)
 
 
 def _build(schema: Any) -> EngineSchema:
@@ -75,12 +80,14 @@ def _build(schema: Any) -> EngineSchema:
 def compile_schema(schema: Any) -> EngineSchema:
     """The engine's view of ``schema`` (cached; never raises)."""
     try:
-        key = _encode_key(schema)
+        encoded = _encode_key(schema)
     except (TypeError, ValueError, OverflowError):
         return _build(schema)
+    key = digest_key(encoded)
     found = _cache.get(key)
     if found is None:
         found = _build(schema)
+        found.size = len(encoded) + len(found.error or "")
         _cache.put(key, found)
     return found
 

@@ -16,7 +16,7 @@ from templiqx_contracts import API_VERSION, Contract, Diagnostic, TypedComponent
 from templiqx_core import codes
 from templiqx_core.bounded import validate_bounded_schema
 from templiqx_core.components import component_content, find_component_cycle, legacy_arguments
-from templiqx_core.lru import LRU
+from templiqx_core.lru import LRU, digest_key
 from templiqx_core.schema import compile_schema, validate_instance
 from templiqx_core.semver import is_semver
 from templiqx_core.static_types import STRING_SCHEMA, ContentChecker, is_identifier
@@ -25,16 +25,25 @@ __all__ = ["validate_contract"]
 
 _CAPABILITY = re.compile(r"[A-Za-z0-9._:-]+")
 
-# Results are cached by the contract's msgpack bytes (which keep integer/float identity), as
-# plain tuples, so that callers can never alter a cached diagnostic.
-_results: LRU[bytes, tuple[tuple[str, str, str], ...]] = LRU(256)
+# Results are cached by the SHA-256 of the contract's msgpack bytes (which keep integer/float
+# identity), as plain tuples, so that callers can never alter a cached diagnostic; at most
+# 256 contracts and _RESULT_BYTES of diagnostic text in all (issue #18).
+_RESULT_BYTES: Final = 16 * 1024 * 1024
+_Result = tuple[tuple[str, str, str], ...]
+
+
+def _result_bytes(result: _Result) -> int:
+    return sum(64 + len(code) + len(message) + len(pointer) for code, message, pointer in result)
+
+
+_results: LRU[bytes, _Result] = LRU(256, max_weight=_RESULT_BYTES, weigh=_result_bytes)
 _encode_key: Final = msgspec.msgpack.Encoder().encode
 
 
 def validate_contract(contract: Contract) -> list[Diagnostic]:
     """All static diagnostics of ``contract`` (empty when it is valid). Never raises."""
     try:
-        key: bytes | None = _encode_key(contract)
+        key: bytes | None = digest_key(_encode_key(contract))
     except (TypeError, ValueError, OverflowError):
         key = None
     cached = _results.get(key) if key is not None else None

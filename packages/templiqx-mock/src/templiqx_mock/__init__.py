@@ -42,7 +42,12 @@ from templiqx_mock.inventory import (
     ScenarioInventory,
     load_inventory,
 )
-from templiqx_mock.limits import ALIAS_EXPANSION_FACTOR, MAX_NESTING_DEPTH, MAX_SCENARIO_BYTES
+from templiqx_mock.limits import (
+    ALIAS_EXPANSION_FACTOR,
+    MAX_EXPANDED_BYTES,
+    MAX_NESTING_DEPTH,
+    MAX_SCENARIO_BYTES,
+)
 from templiqx_mock.scenario import (
     COMPUTED,
     MOCK_API_VERSION,
@@ -88,6 +93,7 @@ __all__ = [
     "CANCELLED_DETAIL",
     "CAPABILITIES",
     "COMPUTED",
+    "MAX_EXPANDED_BYTES",
     "MAX_NESTING_DEPTH",
     "MAX_SCENARIO_BYTES",
     "MOCK_API_VERSION",

@@ -13,6 +13,7 @@ from typing import Any, Final
 
 __all__ = [
     "ALIAS_EXPANSION_FACTOR",
+    "MAX_EXPANDED_BYTES",
     "MAX_NESTING_DEPTH",
     "MAX_SCENARIO_BYTES",
     "TOO_DEEP",
@@ -29,6 +30,11 @@ MAX_NESTING_DEPTH: Final = 128
 
 ALIAS_EXPANSION_FACTOR: Final = 100
 """YAML alias budget: at most this many expanded nodes per node of the document (plus 1,000)."""
+
+MAX_EXPANDED_BYTES: Final = 2 * MAX_SCENARIO_BYTES
+"""YAML alias budget on text: at most this many UTF-8 bytes of scalar text (keys and values) once
+every alias is expanded (16 MiB). A 1 MB string aliased a thousand times stays under the node
+budget but is a gigabyte once a receipt or fingerprint encodes it; it is refused while reading."""
 
 TOO_DEEP: Final = (
     f"the document nests sequences and mappings more than {MAX_NESTING_DEPTH} levels deep "

@@ -14,7 +14,8 @@ PyYAML's YAML 1.1 resolvers, following the reference's rules for free JSON value
 * everything else, and every quoted or block scalar, is a string (dates stay strings);
 * ``!!str``, ``!!int``, ``!!float``, ``!!bool`` and ``!!null`` force a type; other tags are refused;
 * mapping keys are the key's raw scalar text; a duplicate key is an error; merge keys (``<<``)
-  are ordinary keys; anchors and aliases expand by value within a repetition budget.
+  are ordinary keys; anchors and aliases expand by value within a repetition budget (nodes) and
+  a text budget (bytes of scalar text, counted through every alias).
 
 Errors carry a 1-based line and column. The size, depth and alias limits are the constants of
 :mod:`templiqx_mock.limits`, named in the messages that enforce them.
@@ -30,6 +31,7 @@ import yaml
 
 from templiqx_mock.limits import (
     ALIAS_EXPANSION_FACTOR,
+    MAX_EXPANDED_BYTES,
     MAX_NESTING_DEPTH,
     TOO_DEEP,
     document_size,
@@ -83,6 +85,18 @@ def _where(node: yaml.Node) -> str:
 class _Reader:
     def __init__(self, budget: int) -> None:
         self.budget = budget
+        self.text = MAX_EXPANDED_BYTES  # bytes of scalar text still allowed
+
+    def weigh(self, node: yaml.ScalarNode) -> str:
+        """The scalar's text, charged to the text budget (each alias occurrence again)."""
+        text = str(node.value)
+        self.text -= len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+        if self.text < 0:
+            raise YAMLReadError(
+                f"the document holds more than {MAX_EXPANDED_BYTES} bytes of scalar text once "
+                f"its aliases are expanded (MAX_EXPANDED_BYTES) {_where(node)}"
+            )
+        return text
 
     def value(self, node: yaml.Node, depth: int) -> Any:
         self.budget -= 1
@@ -107,7 +121,7 @@ class _Reader:
             for key_node, value_node in node.value:
                 if not isinstance(key_node, yaml.ScalarNode):
                     raise YAMLReadError(f"mapping keys must be scalars {_where(key_node)}")
-                key = str(key_node.value)
+                key = self.weigh(key_node)
                 if key in result:
                     raise YAMLReadError(f"duplicate key '{key}' {_where(key_node)}")
                 result[key] = self.value(value_node, depth + 1)
@@ -115,7 +129,7 @@ class _Reader:
         raise YAMLReadError(f"unsupported YAML node {_where(node)}")  # pragma: no cover
 
     def scalar(self, node: yaml.ScalarNode) -> Any:
-        text = str(node.value)
+        text = self.weigh(node)
         tag = node.tag
         if tag == _PLAIN:
             return _plain(text, node)
