@@ -58,7 +58,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     config.stash[_LEFT_OUT] = len(needing)
 
 
-def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
+def pytest_terminal_summary(
+    terminalreporter: pytest.TerminalReporter, config: pytest.Config
+) -> None:
     """One line explaining the tests left out for want of the reference corpus."""
     count = config.stash.get(_LEFT_OUT, 0)
     if count:

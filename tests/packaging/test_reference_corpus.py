@@ -15,7 +15,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 
-TESTS = '''
+TESTS = """
 from pathlib import Path
 
 
@@ -29,7 +29,7 @@ def test_reads_it_too(reference: Path) -> None:
 
 def test_needs_nothing() -> None:
     assert True
-'''
+"""
 
 
 def _run(project: Path, reference: str | None) -> subprocess.CompletedProcess[str]:
