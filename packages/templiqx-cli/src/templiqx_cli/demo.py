@@ -26,7 +26,7 @@ from templiqx_cli.commands import GLOBAL_NOTE, global_options, resolve_globals
 from templiqx_cli.composition import compose_service, runtime_names
 from templiqx_cli.inputs import CliError, read_json
 from templiqx_cli.interrupt import run_interruptible
-from templiqx_cli.output import StreamPrinter, dump_json
+from templiqx_cli.output import StreamPrinter, dump_json, render_diagnostic
 from templiqx_contracts import OperationEnvelope
 
 __all__ = ["DEMO_PACKAGE", "demo_command", "find_demo_package"]
@@ -91,7 +91,7 @@ def _status(envelope: OperationEnvelope) -> str:
 
 def _show_diagnostics(narrator: _Narrator, envelope: OperationEnvelope) -> None:
     for diagnostic in envelope.diagnostics:
-        for line in diagnostic.render().splitlines():
+        for line in render_diagnostic(diagnostic).splitlines():
             narrator.say(f"      {line}")
 
 
