@@ -16,7 +16,8 @@ uv into a new virtual environment does use the index, as the install test does).
   tests/docs), then: the clone is unchanged (``git status --porcelain`` empty, untracked files
   included, before and after the quick start's clean-up step), a folder made under
   ``packages/`` does not break ``uv run``, and both README commands still work;
-* installing from the clone's wheels with the README's one command.
+* installing from the clone's wheels with the README's one command; then, with only that
+  installed CLI, in a folder outside any clone, the quick start's steps that need no clone.
 
 The test command (``uv run --frozen --all-packages nox``) is the whole gate, this test included:
 running it here would recurse. So the default run proves it resolves (``nox --list`` in the
@@ -291,3 +292,32 @@ def test_install_from_the_clones_wheels(tmp_path: Path) -> None:
     assert done.returncode == 0, _report(done)
     assert done.stdout.startswith("✓ validate welcome: 2 contracts valid"), _report(done)
     assert _status(clone) == "", "dist/ and the workspace are ignored"
+    # outside a clone, with only the installed CLI: the quick start's steps that need no clone
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    python = tools / "environments" / "templiqx-cli" / "bin" / "python"
+    path = {**env, "PATH": f"{tools / 'bin'}{os.pathsep}{env['PATH']}"}
+    page = (clone / "docs" / "quickstart.md").read_text(encoding="utf-8")
+    ran = 0
+    for block in _runnable_blocks().runnable_blocks(page):
+        if "fixtures/" in block.code or "templiqx demo" in block.code:
+            continue  # steps 2, 3 and 6: the page says they need a clone
+        if block.language == "sh":
+            done = _bash(block.code, elsewhere, path, timeout=180)
+        else:
+            done = subprocess.run(
+                [str(python), "-c", block.code],
+                cwd=elsewhere,
+                env=path,
+                capture_output=True,
+                text=True,
+                timeout=180,
+                check=False,
+            )
+        where = f"docs/quickstart.md:{block.line} outside a clone"
+        assert done.returncode == block.exit_code, f"{where}\n{_report(done)}"
+        if block.output is not None:
+            assert _normalized(done.stdout) == _normalized(block.output), where
+        ran += 1
+    assert ran >= 6, "steps 1, 4, 5, 7 and the clean-up ran"
+    assert list(elsewhere.iterdir()) == [], "the clean-up removes all the quick start made"
