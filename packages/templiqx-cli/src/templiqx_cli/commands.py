@@ -26,7 +26,14 @@ from templiqx_cli.completion import complete_contracts, complete_packages
 from templiqx_cli.inputs import absolute_workspace, read_json, read_text, read_values
 from templiqx_cli.layout import Layout, MergedCommand, layout_for
 
-__all__ = ["Globals", "OperationCall", "global_options", "operation_command", "merged_command"]
+__all__ = [
+    "GLOBAL_NOTE",
+    "Globals",
+    "OperationCall",
+    "global_options",
+    "merged_command",
+    "operation_command",
+]
 
 Binding = Callable[[Mapping[str, Any]], dict[str, Any]]
 """Turns the parsed click values into service arguments (reading files when needed)."""
