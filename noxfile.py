@@ -103,3 +103,21 @@ def reliability(session: nox.Session) -> None:
     full = os.environ.get("TEMPLIQX_RELIABILITY_FULL") == "1"
     session.log(f"reliability suites with {'full' if full else 'CI-sized'} counts")
     session.run("pytest", str(ROOT / "tests" / "reliability"), "-q", *session.posargs)
+
+
+@nox.session
+def newcomer(session: nox.Session) -> None:
+    """The newcomer's path in full: fresh clones, the README's commands, the quick start.
+
+    Not in the default session list: besides what the default ``tests`` session already checks
+    (tests/packaging/test_readme_commands.py), it runs the README's test command — the whole
+    gate — inside the clone the quick start was followed in, which the default run cannot do
+    without running itself. Expect it to take as long as the gate, plus a few minutes.
+    """
+    session.run(
+        "pytest",
+        str(ROOT / "tests" / "packaging" / "test_readme_commands.py"),
+        "-q",
+        *session.posargs,
+        env={"TEMPLIQX_NEWCOMER_FULL": "1"},
+    )

@@ -174,14 +174,20 @@ def cli() -> str:
     parts = [
         "Global options (accepted before or after the command name):",
         _table(["option", "meaning"], options),
-        _table(
-            ["command", "what it does"],
-            (
-                (f"[`templiqx {name}`](#templiqx-{name})", cmd.get_short_help_str(limit=200))
-                for name, cmd in group.commands.items()
-            ),
-        ),
     ]
+    for title, rows in group.sectioned(root):  # as `templiqx --help` lists them; plugins aside
+        own = [(name, cmd) for name, cmd in rows if name in group.commands]
+        if own:
+            parts.append(f"**{title}**")
+            parts.append(
+                _table(
+                    ["command", "what it does"],
+                    (
+                        (f"[`templiqx {name}`](#templiqx-{name})", cmd.get_short_help_str(200))
+                        for name, cmd in own
+                    ),
+                )
+            )
     for name, command in group.commands.items():
         parts.append(f"### templiqx {name}\n\n```text\n{_help_text(command, root)}\n```")
     return "\n\n".join(parts)

@@ -102,3 +102,14 @@ def test_the_eleven_distributions_are_the_workspace_members(all_dists: list[Dist
     for dist in all_dists:
         assert dist.project["name"] == dist.name
         assert (dist.folder / "src" / dist.module / "__init__.py").is_file()
+
+
+def test_workspace_members_are_listed_one_by_one(all_dists: list[Dist]) -> None:
+    """No glob: a folder someone makes under packages/ must never become a workspace member."""
+    import tomllib
+
+    root = Path(__file__).resolve().parents[2]
+    pyproject = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
+    members = pyproject["tool"]["uv"]["workspace"]["members"]
+    assert not [member for member in members if any(c in member for c in "*?[")], members
+    assert sorted(root / member for member in members) == sorted(d.folder for d in all_dists)

@@ -97,9 +97,13 @@ def test_cli_stream_prints_deltas_to_stderr_as_they_arrive(
         assert stderr.startswith("".join(deltas))
         assert len(chunks) >= len(deltas) // 2, "the text must arrive in pieces, not at the end"
         assert live.startswith("".join(deltas[: len(deltas) // 2]))
-    envelope = json.loads(stdout)
-    assert envelope["ok"] is True
-    assert len(envelope["stream_events"]) == len(deltas) + 1
+    if as_json:
+        envelope = json.loads(stdout)
+        assert envelope["ok"] is True
+        assert len(envelope["stream_events"]) == len(deltas) + 1
+    else:  # for people: that envelope rendered (templiqx_cli.human)
+        assert stdout.startswith("✓ execute welcome/"), stdout
+        assert f"streamed: {len(deltas) + 1} events ({len(deltas)} deltas)" in stdout
     assert process.returncode == 0
 
 

@@ -45,14 +45,18 @@ def test_snapshot_is_the_live_catalog() -> None:
     assert live["ok"] is True
 
 
-def test_catalog_prints_compact_and_pretty(capsys: pytest.CaptureFixture[str]) -> None:
+def test_catalog_prints_compact_json_or_a_table(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["catalog", "--json"]) == 0
     compact = capsys.readouterr().out
     assert compact.count("\n") == 1
+    assert json.loads(compact) == load_catalog()
     assert main(["catalog"]) == 0
-    pretty = capsys.readouterr().out
-    assert json.loads(compact) == json.loads(pretty) == load_catalog()
-    assert pretty == json.dumps(load_catalog(), indent=2, ensure_ascii=False) + "\n"
+    lines = capsys.readouterr().out.splitlines()
+    operations = load_catalog()["result"]
+    assert lines[0] == f"✓ catalog: {len(operations)} operations"
+    assert lines[1].split() == ["operation", "command", "summary"]
+    assert lines[2].split()[:2] == ["catalog", "catalog"]
+    assert any(line.split()[:2] == ["validate_package", "validate"] for line in lines)
 
 
 def test_catalog_imports_neither_click_nor_the_service_and_touches_nothing(

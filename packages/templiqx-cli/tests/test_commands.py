@@ -59,12 +59,12 @@ def test_every_catalog_operation_has_its_command() -> None:
     names = group.list_commands(ctx)
     for spec in CATALOG:
         assert EXPECTED_COMMANDS[spec.name] in names, spec.name
-    assert set(names) >= {"demo"}
+    assert set(names) >= {"demo", "help"}
     own = set(group.commands)
-    assert own == {EXPECTED_COMMANDS[spec.name] for spec in CATALOG} | {"demo"}
+    assert own == {EXPECTED_COMMANDS[spec.name] for spec in CATALOG} | {"demo", "help"}
 
 
-@pytest.mark.parametrize("command", sorted(set(EXPECTED_COMMANDS.values()) | {"demo"}))
+@pytest.mark.parametrize("command", sorted(set(EXPECTED_COMMANDS.values()) | {"demo", "help"}))
 def test_help_explains_arguments_with_an_example(
     command: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -74,8 +74,12 @@ def test_help_explains_arguments_with_an_example(
     title = "Example:" if "Example:" in lines else "Examples:"
     example = lines[lines.index(title) + 1]
     assert example.startswith(("templiqx ", "TEMPLIQX_", "python3 -m pip install uv")), example
-    for flag in ("--root DIR", "--json", "--runtime NAME", "-h, --help"):
-        assert flag in text
+    options = text[text.index("Options:") :]
+    assert "-h, --help" in options
+    for flag in ("--root DIR", "--json", "--runtime NAME"):  # listed once, in templiqx --help
+        assert flag not in options
+    if command != "help":
+        assert "Global options --root DIR, --json and --runtime NAME" in " ".join(text.split())
     if command in USAGE:
         assert f"Usage: templiqx {USAGE[command]}" in " ".join(text.split())
     params = build_group().commands[command].params
@@ -167,3 +171,109 @@ def test_an_operation_without_a_layout_gets_a_conventional_command() -> None:
         "tags": ["a", "b"],
         "verbose": True,
     }
+
+
+def test_put_takes_a_path_or_dash_for_its_source(
+    packages_root: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from templiqx_cli import commands
+
+    read: list[str] = []
+    source = (packages_root / "welcome" / "contracts" / "account-digest.yaml").read_text()
+
+    def read_text(path: str) -> str:
+        read.append(path)
+        return source
+
+    monkeypatch.setattr(commands, "read_text", read_text)
+    argv = ["--root", str(packages_root), "--json", "put", "welcome", "copy", "-"]
+    assert main(argv) == 2  # the source's id is account-digest, not copy: an envelope, not usage
+    assert read == ["-"], "`-` reaches the reader (which reads standard input for it)"
+    assert json.loads(capsys.readouterr().out)["operation"] == "put_contract"
+    main(["put", "--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert "SOURCE Path of the contract's YAML file, or - to read it from standard input." in (
+        help_text
+    )
+
+
+def test_help_command_and_sections(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["help"]) == 0
+    top = capsys.readouterr().out
+    assert main(["--help"]) == 0
+    assert capsys.readouterr().out == top
+    titles = [line[:-1] for line in top.splitlines() if line.endswith(":") and line[0] != " "]
+    assert titles == [
+        "Options",
+        "Getting started",
+        "Packages",
+        "Contracts",
+        "Execution",
+        "Evals",
+        "Artifacts",
+        "Trust",
+        "Plugins",
+    ]
+    options = top[top.index("Options:") : top.index("Getting started:")].splitlines()
+    listed = [line.split()[0] for line in options if line.startswith("  -")]
+    assert listed == ["--root", "--json", "--runtime", "-V,", "-h,"]
+    assert main(["help", "validate"]) == 0
+    via_help = capsys.readouterr().out
+    assert main(["validate", "--help"]) == 0
+    assert capsys.readouterr().out == via_help
+    assert main(["help", "vaildate"]) == 2
+    assert "Did you mean 'validate'?" in capsys.readouterr().err
+    assert main(["vaildate"]) == 2
+    assert "Did you mean 'validate'?" in capsys.readouterr().err
+
+
+def test_every_command_is_in_a_named_section() -> None:
+    group = build_group()
+    ctx = click.Context(group)
+    listed = {name: title for title, rows in group.sectioned(ctx) for name, _ in rows}
+    assert set(listed) == set(group.list_commands(ctx))
+    assert "Other commands" not in listed.values()
+    assert listed["validate"] == "Contracts"
+    assert listed["sign-package"] == "Trust"
+    assert listed["read-artifact"] == "Artifacts"
+    assert listed["run-eval"] == "Evals"
+    assert listed["execute"] == "Execution"
+    assert listed["discover"] == "Packages"
+    assert listed["help"] == "Getting started"
+
+
+def test_shell_completion_of_commands_packages_and_contracts(packages_root: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    def complete(words: str) -> list[str]:
+        env = {
+            **os.environ,
+            "COMP_WORDS": words,
+            "COMP_CWORD": str(len(words.split()) - (0 if words.endswith(" ") else 1)),
+            "_TEMPLIQX_COMPLETE": "bash_complete",
+        }
+        done = subprocess.run(
+            [sys.executable, "-m", "templiqx_cli"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=True,
+        )
+        return [line.split(",", 1)[1] for line in done.stdout.splitlines()]
+
+    assert complete("templiqx val") == ["validate"]
+    root = str(packages_root)
+    assert complete(f"templiqx --root {root} validate w") == ["welcome"]
+    assert complete(f"templiqx validate --root {root} welcome a") == ["account-digest"]
+    script = subprocess.run(
+        [sys.executable, "-m", "templiqx_cli"],
+        env={**os.environ, "_TEMPLIQX_COMPLETE": "bash_source"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    ).stdout
+    assert "_templiqx_completion" in script

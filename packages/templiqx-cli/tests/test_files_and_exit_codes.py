@@ -23,9 +23,13 @@ def test_ok_envelope_exits_0_with_nothing_on_stderr(
 ) -> None:
     assert main(["--root", str(packages_root), "validate", "welcome"]) == 0
     out = capsys.readouterr()
+    assert out.out.splitlines()[0] == "✓ validate welcome: 2 contracts valid"
+    assert out.err == ""
+    assert main(["--root", str(packages_root), "--json", "validate", "welcome"]) == 0
+    out = capsys.readouterr()
     envelope = json.loads(out.out)
     assert envelope["operation"] == "validate_package"
-    assert out.out == json.dumps(envelope, indent=2, ensure_ascii=False) + "\n"
+    assert out.out == json.dumps(envelope, separators=(",", ":"), ensure_ascii=False) + "\n"
     assert out.err == ""
 
 
@@ -33,29 +37,30 @@ def test_not_ok_envelope_exits_2_and_shows_diagnostics_to_people(
     packages_root: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     argv = ["--root", str(packages_root), "compile", "welcome", CONTRACT]
-    assert main([*argv, "--capability", "structured_output"]) == 2
-    out = capsys.readouterr()
-    envelope = json.loads(out.out)
-    assert envelope["ok"] is False
-    first = envelope["diagnostics"][0]
-    lines = out.err.splitlines()
-    assert lines[0] == (
-        f"templiqx: compile_contract not ok: {len(envelope['diagnostics'])} error(s), "
-        "0 other diagnostic(s)"
-    )
-    assert lines[1] == f"{first['code']} error {first['json_pointer'] or '-'}: {first['message']}"
     assert main(["--json", *argv]) == 2
     out = capsys.readouterr()
     assert out.err == ""
     assert "\n" not in out.out.rstrip("\n")
+    envelope = json.loads(out.out)
+    assert envelope["ok"] is False
+    assert main(argv) == 2
+    out = capsys.readouterr()
+    assert out.err == ""
+    errors = len(envelope["diagnostics"])
+    assert out.out.splitlines()[0] == (
+        f"✗ compile welcome/{CONTRACT}: {errors} error{'s' if errors > 1 else ''}"
+    )
+    for diagnostic in envelope["diagnostics"]:
+        assert diagnostic["code"] in out.out
+        assert diagnostic["message"] in out.out
 
 
 def test_help_lines_are_shown(packages_root: Path, capsys: pytest.CaptureFixture[str]) -> None:
     argv = ["--root", str(packages_root), "verify-package-trust", "welcome", "--strict"]
+    assert main(["--json", *argv]) == 2
+    help_text = json.loads(capsys.readouterr().out)["diagnostics"][0]["help"]
     assert main(argv) == 2
-    out = capsys.readouterr()
-    help_text = json.loads(out.out)["diagnostics"][0]["help"]
-    assert f"  help: {help_text}" in out.err.splitlines()
+    assert f"help: {help_text}" in capsys.readouterr().out
 
 
 def test_unreadable_file_exits_1_after_composing(

@@ -77,6 +77,7 @@ SEQUENCE: list[
     ("run-eval", None, None),
     ("diff", None, None),
     ("explain", None, None),
+    ("help", None, None),
     ("read-artifact", None, _write_artifact),
     ("list-workspace-artifacts", None, None),
     ("delete-workspace-artifact", _artifact_sha, None),
@@ -143,5 +144,5 @@ def test_the_help_examples_run_as_written(
             out = capsys.readouterr()
             assert code == 0, f"{line}\n{out.err}"
             ran += 1
-    assert ran == len(SEQUENCE) + 2  # validate and verify-package-trust show two lines each
+    assert ran == len(SEQUENCE) + 3  # validate, verify-package-trust and help show two each
     assert not (tmp_path / "fixtures" / "packages" / "demo").exists(), "the sequence cleans up"

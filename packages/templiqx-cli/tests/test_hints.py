@@ -1,48 +1,58 @@
-"""What people see on stderr for a failed envelope: failed cases, their own files, hints.
+"""What people see for a failed envelope: each diagnostic, failed cases, their own files, hints.
 
-Each test also checks that ``--json`` prints the same envelope and nothing on stderr: the
-human additions never change what the other surfaces compare.
+Each test also runs the command with ``--json``: same exit code, one compact envelope, nothing on
+stderr — the human additions never change what the other surfaces compare. Diagnostics are
+expected exactly as ``render_diagnostic`` shows them (its own tests say how that looks).
 """
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
+import msgspec
 import pytest
 
 from templiqx_cli import main
+from templiqx_cli.output import render_diagnostic
+from templiqx_contracts import Diagnostic
 
 CONTRACT = "onboarding-summary"
 
 
-def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
-    """Run ``argv`` for people and with ``--json``; the exit code and the human stderr."""
+def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, dict[str, Any]]:
+    """Run ``argv`` for people and with ``--json``: the exit code, the human text, the envelope."""
     code = main(argv)
     human = capsys.readouterr()
+    assert human.err == ""
     assert main(["--json", *argv]) == code
     machine = capsys.readouterr()
     assert machine.err == ""
-    assert json.loads(machine.out) == json.loads(human.out)
-    return code, human.err
+    envelope: dict[str, Any] = json.loads(machine.out)
+    return code, human.out, envelope
+
+
+def _shown(diagnostic: dict[str, Any], files: dict[str, str] | None = None) -> str:
+    return render_diagnostic(msgspec.convert(diagnostic, Diagnostic), files)
 
 
 def test_a_missing_package_names_the_root_as_given(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    code, err = _run(["validate", "welcome"], capsys)
+    code, out, envelope = _run(["validate", "welcome"], capsys)
     assert code == 2
-    lines = err.splitlines()
-    assert lines[1] == "TQX_NOT_FOUND error -: not found: welcome"
-    assert lines[2].startswith("  help: There is no package folder 'welcome' under the packages")
-    assert lines[-1] == (
+    assert out.splitlines()[0] == "✗ validate welcome: 1 error"
+    assert _shown(envelope["diagnostics"][0]) in out
+    assert "help: There is no package folder 'welcome' under the packages" in out
+    assert out.splitlines()[-1] == (
         "hint: no package folder 'welcome' in the packages root '.' (the default; no --root "
         "given); pass --root DIR naming the folder that holds the package folders"
     )
-    code, err = _run(["--root", "pkgs", "diff", "welcome", "a", "other", "b"], capsys)
+    code, out, _ = _run(["--root", "pkgs", "diff", "welcome", "a", "other", "b"], capsys)
     assert code == 2
-    assert err.splitlines()[-1].startswith(
+    assert out.splitlines()[-1].startswith(
         "hint: no package folder 'welcome' in the packages root 'pkgs' (--root); pass --root DIR"
     )
 
@@ -51,25 +61,31 @@ def test_failed_cases_show_why_they_failed(
     packages_root: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     argv = ["--root", str(packages_root), "test", "welcome", "--capability", "structured_output"]
-    code, err = _run(argv, capsys)
+    code, out, envelope = _run(argv, capsys)
     assert code == 2
-    lines = err.splitlines()
-    assert lines[1] == "TQX_TEST_FAILED error /cases: 1 fixture(s) failed"
-    assert lines[2] == "failed case account-digest/quiet-week:"
-    assert lines[3] == (
-        "  TQX_CAPABILITY_UNSUPPORTED error /capabilities: target lacks required capability 'text'"
-    )
-    assert lines[4] == "    at welcome/contracts/account-digest.yaml"
-    assert lines[5].startswith("    help: ")
+    lines = out.splitlines()
+    assert lines[:4] == [
+        "✗ test welcome: 2 passed, 1 failed",
+        "  ✓ onboarding-summary/vip-business-nl",
+        "  ✓ onboarding-summary/starter-en",
+        "  ✗ account-digest/quiet-week",
+    ]
+    failed = envelope["result"]["cases"][2]
+    case_block = "\n".join("      " + line for line in _shown(failed["diagnostics"][0]).split("\n"))
+    assert case_block in out
+    assert _shown(envelope["diagnostics"][0]) in out  # TQX_TEST_FAILED
     assert lines[-1] == (
         "hint: the contract requires 'text', which this command did not offer: "
         "add --capability text"
     )
     argv = ["--root", str(packages_root), "run-eval", "welcome", "account-digest", "quiet-week"]
-    code, err = _run(argv, capsys)
+    code, out, _ = _run(argv, capsys)
     assert code == 2
-    assert "failed case account-digest/quiet-week:" in err.splitlines()
-    assert err.splitlines()[-1].endswith("add --capability text")
+    assert out.splitlines()[:2] == [
+        "✗ run-eval welcome/account-digest/quiet-week: failed",
+        "  ✗ account-digest/quiet-week",
+    ]
+    assert out.splitlines()[-1].endswith("add --capability text")
 
 
 def test_a_missing_capability_suggests_the_option(
@@ -78,21 +94,23 @@ def test_a_missing_capability_suggests_the_option(
     values = packages_root / "welcome" / "evals" / "vip-request.json"
     for command in ("compile", "render", "execute"):
         argv = ["--root", str(packages_root), command, "welcome", CONTRACT, "--values", str(values)]
-        code, err = _run(argv, capsys)
+        code, out, _ = _run(argv, capsys)
         assert code == 2
-        assert err.splitlines()[-1] == (
+        assert out.splitlines()[-1] == (
             "hint: the contract requires 'structured_output', which this command did not "
             "offer: add --capability structured_output"
         ), command
 
 
-def test_nothing_on_stderr_once_the_capability_is_offered(
+def test_no_diagnostics_and_no_hints_once_the_capability_is_offered(
     packages_root: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     values = packages_root / "welcome" / "evals" / "vip-request.json"
     argv = ["--root", str(packages_root), "compile", "welcome", CONTRACT, "--values", str(values)]
-    code, err = _run([*argv, "--capability", "structured_output"], capsys)
-    assert (code, err) == (0, "")
+    code, out, envelope = _run([*argv, "--capability", "structured_output"], capsys)
+    assert (code, envelope["diagnostics"]) == (0, [])
+    assert "hint:" not in out
+    assert "TQX_" not in out
 
 
 def test_a_put_error_is_located_in_the_users_file(
@@ -100,17 +118,17 @@ def test_a_put_error_is_located_in_the_users_file(
 ) -> None:
     source = tmp_path / "bad.yaml"
     source.write_text("api_version: templiqx/v1alpha1\nid: bad\nversion: [1.0\n")
-    code, err = _run(["--root", str(packages_root), "put", "welcome", "bad", str(source)], capsys)
+    argv = ["--root", str(packages_root), "put", "welcome", "bad", str(source)]
+    code, out, envelope = _run(argv, capsys)
     assert code == 2
-    lines = err.splitlines()
-    assert lines[1].startswith("TQX_PARSE_YAML error -: invalid YAML: ")
-    assert lines[2] == f"  at {source}:4:1 (the contract text given for welcome/contracts/bad.yaml)"
-    assert lines[3].startswith("  help: Fix the YAML syntax at the reported line and column")
+    files = {"welcome/contracts/bad.yaml": str(source)}
+    shown = _shown(envelope["diagnostics"][0], files)
+    assert str(source) in shown
+    assert shown in out
     source.write_text("api_version: templiqx/v1alpha1\nid: bad\nversion: 1.0.0\nbogus: 1\n")
-    code, err = _run(["--root", str(packages_root), "put", "welcome", "bad", str(source)], capsys)
-    assert err.splitlines()[3] == (
-        "  help: Use the strict Templiqx YAML schema; unknown fields are rejected."
-    )
+    code, out, envelope = _run(argv, capsys)
+    assert code == 2
+    assert "help: Use the strict Templiqx YAML schema; unknown fields are rejected." in out
 
 
 def test_a_missing_fixture_output_says_which_option_gives_it(
@@ -118,10 +136,10 @@ def test_a_missing_fixture_output_says_which_option_gives_it(
 ) -> None:
     values = packages_root / "welcome" / "evals" / "vip-request.json"
     argv = ["--root", str(packages_root), "execute", "welcome", CONTRACT, "--values", str(values)]
-    code, err = _run([*argv, "--capability", "structured_output"], capsys)
+    code, out, envelope = _run([*argv, "--capability", "structured_output"], capsys)
     assert code == 2
-    lines = err.splitlines()
-    assert (
-        lines[1] == "TQX_DATA_INVALID error -: invalid data: fake runtime requires fixture_output"
+    assert envelope["diagnostics"][0]["message"] == (
+        "invalid data: fake runtime requires fixture_output"
     )
-    assert "--fixture-output FILE" in lines[2]
+    assert _shown(envelope["diagnostics"][0]) in out
+    assert "--fixture-output FILE" in out

@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from templiqx_cli import app, demo, main
+from templiqx_cli import demo, main
+from templiqx_cli import group as cli_group
 from templiqx_cli.inputs import CliError
 
 RECEIVED: list[list[str] | None] = []
@@ -41,15 +42,35 @@ def test_plugins_are_dispatched_by_entry_point(
     entry = FakeEntryPoint("conformance", "templiqx_conformance.cli:main", fake_plugin)
 
     def entry_points(group: str) -> list[FakeEntryPoint]:
-        return [entry] if group == app.PLUGIN_GROUP else []
+        return [entry] if group == cli_group.PLUGIN_GROUP else []
 
-    monkeypatch.setattr(app, "entry_points", entry_points)
+    monkeypatch.setattr(cli_group, "entry_points", entry_points)
     RECEIVED.clear()
     assert main(["conformance", "run", "--adapter", "x", "--help"]) == 3
     assert RECEIVED == [["run", "--adapter", "x", "--help"]]
+    assert main(["help", "conformance"]) == 3  # the plugin prints its own help
+    assert RECEIVED[-1] == ["--help"]
     assert main(["--help"]) == 0
-    assert "conformance" in capsys.readouterr().out
+    text = capsys.readouterr().out
+    plugins = text[text.index("Plugins:") :].splitlines()
+    assert plugins[1].split()[0] == "conformance"
+    assert "The 'conformance' command of templiqx_conformance.cli" in " ".join(text.split())
     assert main(["no-plugin"]) == 2
+
+
+def test_an_installed_plugin_describes_itself(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "conformance Conformance kit for templiqx runtime adapters" in text
+    assert "Plugin from" not in text
+
+
+def test_demo_refuses_another_runtime(capsys: pytest.CaptureFixture[str]) -> None:
+    for argv in (["--runtime", "openai", "demo"], ["demo", "--runtime", "fake"]):
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert "demo always runs on the scripted mock runtime ('mock')" in err
+        assert "execute" in err
 
 
 def test_demo_package_is_found_from_anywhere_in_a_clone(tmp_path: Path) -> None:

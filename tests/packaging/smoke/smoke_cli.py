@@ -33,6 +33,8 @@ check("templiqx.runtimes): fake." in " ".join(helped.stdout.split()), "only fake
 shutil.copytree(Path(os.environ["SMOKE_FIXTURES"]) / "welcome", Path("packages") / "welcome")
 validated = run("--root", "packages", "--json", "validate", "welcome")
 check(validated.returncode == 0 and json.loads(validated.stdout)["ok"], validated.stdout)
+people = run("--root", "packages", "validate", "welcome")
+check("validate welcome: 2 contracts valid" in people.stdout, f"for people: {people.stdout}")
 tested = run(
     "--root",
     "packages",

@@ -7,8 +7,6 @@ decode failure outside any operation (``templiqx: <cause>`` on stderr), 130 on C
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
-from importlib.metadata import entry_points
 from typing import Any
 
 import click
@@ -16,30 +14,30 @@ import click
 from templiqx_application import CATALOG, TempliqxService
 from templiqx_application.diagnostics import contract_file
 from templiqx_cli.commands import Globals, OperationCall, merged_command, operation_command
-from templiqx_cli.composition import UnknownRuntimeError, compose_service, runtime_names
+from templiqx_cli.composition import UnknownRuntimeError, compose_service
+from templiqx_cli.group import PLUGIN_GROUP, TempliqxGroup, help_command
 from templiqx_cli.hints import command_hints
 from templiqx_cli.inputs import CliError
 from templiqx_cli.interrupt import run_interruptible
-from templiqx_cli.layout import MERGED
+from templiqx_cli.layout import MERGED, layout_for
 from templiqx_cli.output import StreamPrinter, print_envelope
 from templiqx_cli.snapshot import print_catalog
 from templiqx_contracts import OperationEnvelope
 
 __all__ = ["PLUGIN_GROUP", "TempliqxGroup", "build_group", "run", "run_call"]
 
-PLUGIN_GROUP = "templiqx.cli_plugins"
 VERSION = "0.2.0"
 EXIT_INTERRUPTED = 130
 
 _HELP = """templiqx: validate, compile, execute and stream AI interaction contracts.
 
-Every command runs one operation of the templiqx service and prints its envelope to stdout
-(pretty JSON, or compact with --json). Exit code 0 when the envelope is ok, 2 when it is not
-(or on a usage error), 1 when a file cannot be read, 130 after Ctrl-C. --root, --json and
---runtime may be given before or after the command.
+Every command runs one operation of the templiqx service. For people it prints a summary (what
+passed, what failed and where, what to do); with --json, the operation's envelope as compact
+JSON, for machines. Exit code 0 when the envelope is ok, 2 when it is not (or on a usage
+error), 1 when a file cannot be read, 130 after Ctrl-C.
 
 \b
-Example:
+Examples:
   templiqx --root fixtures/packages validate welcome
   templiqx demo
 """
@@ -66,7 +64,9 @@ def _print(
     if isinstance(package, str) and isinstance(contract, str):
         for path in call.files.values():  # a contract's source text, read from this file
             files[contract_file(package, contract)] = path
-    return print_envelope(envelope, as_json=False, hints=hints, files=files)
+    return print_envelope(
+        envelope, as_json=False, hints=hints, files=files, arguments=arguments, root=options.root
+    )
 
 
 def run_call(options: Globals, call: OperationCall) -> int:
@@ -80,48 +80,6 @@ def run_call(options: Globals, call: OperationCall) -> int:
         code = _print(envelope, options, call, arguments)
         return EXIT_INTERRUPTED if interrupted else code
     return _print(service.invoke(call.operation, arguments), options, call, arguments)
-
-
-def _plugin_command(name: str) -> click.Command | None:
-    found = [entry for entry in entry_points(group=PLUGIN_GROUP) if entry.name == name]
-    if found:
-        entry = found[0]
-
-        def callback() -> int:
-            plugin: Callable[[list[str] | None], int] = entry.load()
-            return int(plugin(list(click.get_current_context().args)))
-
-        return click.Command(
-            name,
-            callback=callback,
-            help=f"Run the '{name}' plugin ({entry.value}); its own --help lists its options.",
-            short_help=f"Plugin from {entry.value.split(':')[0]} (see its --help).",
-            add_help_option=False,
-            context_settings={"ignore_unknown_options": True, "allow_extra_args": True},
-        )
-    return None
-
-
-def _plugin_names() -> list[str]:
-    return sorted({entry.name for entry in entry_points(group=PLUGIN_GROUP)})
-
-
-class TempliqxGroup(click.Group):
-    """The ``templiqx`` group: catalog commands in catalog order, then ``demo``, then plugins."""
-
-    def list_commands(self, ctx: click.Context) -> list[str]:
-        own = list(self.commands)
-        return own + [name for name in _plugin_names() if name not in self.commands]
-
-    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        return self.commands.get(cmd_name) or _plugin_command(cmd_name)
-
-    def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        runtimes = ", ".join(runtime_names()) or "none"
-        formatter.write_paragraph()
-        formatter.write_text(
-            f"Installed runtimes (--runtime, entry-point group templiqx.runtimes): {runtimes}."
-        )
 
 
 def build_group() -> TempliqxGroup:
@@ -143,12 +101,13 @@ def build_group() -> TempliqxGroup:
     for spec in CATALOG:
         merge = next((m for m in merges if spec.name in (m.short, m.long)), None)
         if merge is None:
-            group.add_command(operation_command(spec, run_call))
+            layout = layout_for(spec.name, ())
+            group.add_to_section(operation_command(spec, run_call), layout.section)
         elif merge.command not in group.commands:
-            group.add_command(
-                merged_command(merge, specs[merge.short], specs[merge.long], run_call)
-            )
-    group.add_command(demo_command())
+            command = merged_command(merge, specs[merge.short], specs[merge.long], run_call)
+            group.add_to_section(command, merge.section)
+    group.add_to_section(demo_command(), "start")
+    group.add_to_section(help_command(), "start")
     return group
 
 

@@ -22,10 +22,18 @@ from typing import Any
 import click
 
 from templiqx_application.catalog import OperationSpec, ParameterSpec
+from templiqx_cli.completion import complete_contracts, complete_packages
 from templiqx_cli.inputs import absolute_workspace, read_json, read_text, read_values
 from templiqx_cli.layout import Layout, MergedCommand, layout_for
 
-__all__ = ["Globals", "OperationCall", "global_options", "operation_command", "merged_command"]
+__all__ = [
+    "GLOBAL_NOTE",
+    "Globals",
+    "OperationCall",
+    "global_options",
+    "merged_command",
+    "operation_command",
+]
 
 Binding = Callable[[Mapping[str, Any]], dict[str, Any]]
 """Turns the parsed click values into service arguments (reading files when needed)."""
@@ -40,6 +48,8 @@ class Globals:
     runtime: str
     root_given: bool = False
     """Whether ``--root`` was given (``root`` is ``.`` otherwise)."""
+    runtime_given: bool = False
+    """Whether ``--runtime`` was given (``runtime`` is ``fake`` otherwise)."""
 
 
 @dataclass(frozen=True)
@@ -56,19 +66,39 @@ class OperationCall:
 Runner = Callable[[Globals, OperationCall], int]
 
 ROOT_HELP = "Folder holding the package folders (default: .)."
-JSON_HELP = "Print compact JSON (and JSON stream events) instead of pretty output."
+JSON_HELP = "Print the envelope as compact JSON (and stream events as JSON lines), for machines."
 RUNTIME_HELP = (
     "Runtime for execute, by entry-point name in the templiqx.runtimes group "
     "(default: fake, the deterministic offline runtime)."
 )
 
 
-def global_options() -> list[click.Parameter]:
-    """``--root``, ``--json`` and ``--runtime``, attached to the group and to every command."""
+GLOBAL_NOTE = (
+    "Global options --root DIR, --json and --runtime NAME are accepted before or after the "
+    "command (templiqx --help describes them)."
+)
+
+
+def global_options(*, hidden: bool = False) -> list[click.Parameter]:
+    """``--root``, ``--json`` and ``--runtime``, attached to the group and to every command.
+
+    A command's own copies are ``hidden``: its help points to ``templiqx --help`` instead of
+    repeating them, but they are still accepted after the command's name.
+    """
     return [
-        click.Option(["--root", "root"], metavar="DIR", default=None, help=ROOT_HELP),
-        click.Option(["--json", "as_json"], is_flag=True, default=False, help=JSON_HELP),
-        click.Option(["--runtime", "runtime"], metavar="NAME", default=None, help=RUNTIME_HELP),
+        click.Option(
+            ["--root", "root"], metavar="DIR", default=None, help=ROOT_HELP, hidden=hidden
+        ),
+        click.Option(
+            ["--json", "as_json"], is_flag=True, default=False, help=JSON_HELP, hidden=hidden
+        ),
+        click.Option(
+            ["--runtime", "runtime"],
+            metavar="NAME",
+            default=None,
+            help=RUNTIME_HELP,
+            hidden=hidden,
+        ),
     ]
 
 
@@ -77,13 +107,14 @@ def resolve_globals(values: Mapping[str, Any]) -> Globals:
     ctx = click.get_current_context()
     group: Mapping[str, Any] = ctx.parent.params if ctx.parent is not None else {}
     given_root = values.get("root") or group.get("root")
-    runtime = values.get("runtime") or group.get("runtime") or "fake"
+    given_runtime = values.get("runtime") or group.get("runtime")
     as_json = bool(values.get("as_json") or group.get("as_json"))
     return Globals(
         root=str(given_root or "."),
         as_json=as_json,
-        runtime=str(runtime),
+        runtime=str(given_runtime or "fake"),
         root_given=given_root is not None,
+        runtime_given=given_runtime is not None,
     )
 
 
@@ -99,9 +130,26 @@ def _metavar(name: str) -> str:
     return name.upper()
 
 
+_COMPLETIONS = {
+    "package": complete_packages,
+    "left_package": complete_packages,
+    "right_package": complete_packages,
+    "contract": complete_contracts,
+    "left_contract": complete_contracts,
+    "right_contract": complete_contracts,
+}
+
+
+def _argument(name: str, metavar: str, *, required: bool) -> click.Argument:
+    """A positional, completing package and contract names in the shell."""
+    return click.Argument(
+        [_dest(name)], metavar=metavar, required=required, shell_complete=_COMPLETIONS.get(name)
+    )
+
+
 def _positional(parameter: ParameterSpec, layout: Layout) -> tuple[click.Parameter, Binding]:
     dest = _dest(parameter.name)
-    argument = click.Argument([dest], metavar=_metavar(parameter.name), required=parameter.required)
+    argument = _argument(parameter.name, _metavar(parameter.name), required=parameter.required)
 
     def bind(values: Mapping[str, Any]) -> dict[str, Any]:
         raw = values.get(dest)
@@ -218,7 +266,10 @@ def _parameters(
 
 
 def _help(summary: str, arguments: list[tuple[str, str]], example: str, notes: str) -> str:
-    """Summary, arguments, example(s), then the notes (which may explain the example)."""
+    """Summary, arguments, example(s), then the notes (which may explain the example).
+
+    The global options are named once, in a closing line, not listed with every command.
+    """
     parts = [summary]
     if arguments:
         width = max(len(metavar) for metavar, _ in arguments)
@@ -230,6 +281,7 @@ def _help(summary: str, arguments: list[tuple[str, str]], example: str, notes: s
         parts.append(f"\b\n{title}\n" + "\n".join(f"  {line}" for line in lines))
     if notes:
         parts.append(notes)
+    parts.append(GLOBAL_NOTE)
     return "\n\n".join(parts)
 
 
@@ -238,6 +290,11 @@ def _example(layout: Layout) -> str:
         return layout.example
     words = ["templiqx", layout.command, *(f"<{_metavar(n)}>" for n in layout.positionals)]
     return " ".join(words)
+
+
+def _shown_path(path: str) -> str:
+    """How diagnostics name a file given on the command line (``-`` is standard input)."""
+    return "<stdin>" if path == "-" else path
 
 
 def _bind_all(bindings: list[Binding], values: Mapping[str, Any]) -> dict[str, Any]:
@@ -253,11 +310,12 @@ def operation_command(spec: OperationSpec, runner: Runner) -> click.Command:
     layout = layout_for(spec.name, required_strings)
     positionals, options, bindings = _parameters(spec, layout)
     described = {p.name: p.description for p in spec.parameters}
+    described.update(layout.argument_help)
     arguments_help = [(_metavar(n), described[n]) for n in layout.positionals if n in described]
 
     def callback(**values: Any) -> int:
         files = {
-            name: str(values[_dest(name)])
+            name: _shown_path(str(values[_dest(name)]))
             for name in layout.text_files
             if values.get(_dest(name)) is not None
         }
@@ -266,7 +324,7 @@ def operation_command(spec: OperationSpec, runner: Runner) -> click.Command:
 
     return click.Command(
         layout.command,
-        params=[*positionals, *options, *global_options()],
+        params=[*positionals, *options, *global_options(hidden=True)],
         callback=callback,
         help=_help(spec.summary, arguments_help, _example(layout), layout.notes),
         short_help=spec.summary,
@@ -283,7 +341,7 @@ def merged_command(
     params: list[click.Parameter] = []
     for name in merged.positionals:
         metavar = _metavar(name) if name != last else f"[{_metavar(name)}]"
-        params.append(click.Argument([_dest(name)], metavar=metavar, required=name != last))
+        params.append(_argument(name, metavar, required=name != last))
 
     def callback(**values: Any) -> int:
         spec = long if values.get(_dest(last)) is not None else short
@@ -301,7 +359,7 @@ def merged_command(
     summary = f"{short.summary} With {_metavar(last)}: {long.summary[0].lower()}{long.summary[1:]}"
     return click.Command(
         merged.command,
-        params=[*params, *global_options()],
+        params=[*params, *global_options(hidden=True)],
         callback=callback,
         help=_help(summary, arguments_help, merged.example, ""),
         short_help=f"{short.summary.rstrip('.')} (or one contract).",

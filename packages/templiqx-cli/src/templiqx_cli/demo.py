@@ -22,11 +22,11 @@ from typing import Any
 import click
 
 from templiqx_application import TempliqxService
-from templiqx_cli.commands import global_options, resolve_globals
+from templiqx_cli.commands import GLOBAL_NOTE, global_options, resolve_globals
 from templiqx_cli.composition import compose_service, runtime_names
 from templiqx_cli.inputs import CliError, read_json
 from templiqx_cli.interrupt import run_interruptible
-from templiqx_cli.output import StreamPrinter, dump_json
+from templiqx_cli.output import StreamPrinter, dump_json, render_diagnostic
 from templiqx_contracts import OperationEnvelope
 
 __all__ = ["DEMO_PACKAGE", "demo_command", "find_demo_package"]
@@ -91,7 +91,7 @@ def _status(envelope: OperationEnvelope) -> str:
 
 def _show_diagnostics(narrator: _Narrator, envelope: OperationEnvelope) -> None:
     for diagnostic in envelope.diagnostics:
-        for line in diagnostic.render().splitlines():
+        for line in render_diagnostic(diagnostic).splitlines():
             narrator.say(f"      {line}")
 
 
@@ -140,6 +140,12 @@ def _run(
 
 def _demo(options: dict[str, Any], pace_ms: int | None) -> int:
     settings = resolve_globals(options)
+    if settings.runtime_given and settings.runtime != DEMO_RUNTIME:
+        raise click.UsageError(
+            f"demo always runs on the scripted mock runtime ('{DEMO_RUNTIME}'), not "
+            f"'{settings.runtime}'. To run a contract on another runtime, use execute: "
+            f"templiqx --runtime {settings.runtime} --root DIR execute PACKAGE CONTRACT ..."
+        )
     source = _require_setup()
     narrator = _Narrator(quiet=settings.as_json)
     with tempfile.TemporaryDirectory(prefix="templiqx-demo-") as scratch:
@@ -191,7 +197,7 @@ def demo_command() -> click.Command:
                 help=f"Milliseconds between streamed deltas (default {DEFAULT_PACE_MS}, "
                 f"or ${PACE_ENV}).",
             ),
-            *global_options(),
+            *global_options(hidden=True),
         ],
         callback=callback,
         help=(
@@ -199,7 +205,11 @@ def demo_command() -> click.Command:
             "streaming on the scripted mock runtime. No credentials, no network; works on a "
             "temporary copy of fixtures/packages/welcome.\n\n"
             "With --json, stdout holds one JSON object with the three envelopes and stderr one "
-            "JSON stream event per line.\n\n\b\nExample:\n  " + _MAIN_JOB
+            "JSON stream event per line. --runtime other than mock is refused: the demo's "
+            "scenario is scripted for the mock.\n\n\b\nExample:\n  "
+            + _MAIN_JOB
+            + "\n\n"
+            + GLOBAL_NOTE
         ),
         short_help="Run the example package end to end with live streaming (offline).",
     )

@@ -1,8 +1,8 @@
 """What the command line adds for people after a failed envelope's diagnostics.
 
 The envelope is the same on every surface, so its help lines cannot name this command line's
-flags or values. These hints can: they are printed on stderr without ``--json`` only, after the
-diagnostics (``hint: …``), and never change the envelope.
+flags or values. These hints can: they end the output for people (``hint: …``, after the
+diagnostics; never with ``--json``), and never change the envelope.
 
 * a package that is not under the packages root: the root as given (``--root``, default ``.``);
 * a capability the contract requires and the command did not offer: the ``--capability``

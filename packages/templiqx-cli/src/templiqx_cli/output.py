@@ -1,15 +1,16 @@
 """Printing envelopes and stream events.
 
-The envelope goes to stdout as one JSON document (pretty, or compact with ``--json``); nothing
-else is ever written to stdout. Without ``--json``, the envelope's diagnostics are also shown on
-stderr in their human form (``CODE severity pointer: message`` and the help line), so a person
-does not have to read them out of JSON: then every failed eval case with its own diagnostics,
-then the command line's hints (:mod:`templiqx_cli.hints`). None of this changes the envelope.
+The envelope goes to stdout: with ``--json`` as one compact JSON document (the machine form,
+the same on every surface); without it rendered for people by :mod:`templiqx_cli.human` (a
+summary line, the result as tables or text, the fingerprints, each diagnostic with its help, and
+the command line's hints). Stream events go to stderr as they arrive (:class:`StreamPrinter`).
+None of this changes the envelope.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Mapping, Sequence
 from typing import Any, TextIO
@@ -74,43 +75,37 @@ def failed_cases(envelope: OperationEnvelope) -> list[TestCaseResult]:
     return [case for case in cases if isinstance(case, TestCaseResult) and not case.passed]
 
 
-def _case_lines(case: TestCaseResult, files: Mapping[str, str] | None) -> list[str]:
-    if case.fixture_id:
-        title = f"failed case {case.contract_id}/{case.fixture_id}:"
-    else:
-        title = f"failed contract {case.contract_id} (its fixtures did not run):"
-    lines = [title]
-    for diagnostic in case.diagnostics:
-        lines.extend("  " + line for line in render_diagnostic(diagnostic, files).split("\n"))
-    return lines
-
-
 def print_envelope(
     envelope: OperationEnvelope,
     *,
     as_json: bool,
     hints: Sequence[str] = (),
     files: Mapping[str, str] | None = None,
+    arguments: Mapping[str, Any] | None = None,
+    root: str | None = None,
 ) -> int:
-    """Print ``envelope`` (and, for people, its diagnostics and ``hints``); return the exit code.
+    """Print ``envelope`` on stdout, compact JSON or rendered for people; return the exit code.
 
-    ``files``: see :func:`render_diagnostic`.
+    For people: ``hints`` end the rendering, ``files`` locates diagnostics in the user's own
+    files (see :func:`render_diagnostic`), ``arguments`` and ``root`` name what was worked on.
     """
-    sys.stdout.write(dump_json(envelope.to_builtins(), compact=as_json) + "\n")
+    if as_json:
+        sys.stdout.write(dump_json(envelope.to_builtins(), compact=True) + "\n")
+    else:
+        # Imported here: the renderers call render_diagnostic from this module.
+        from templiqx_cli.human import View, render, style_for
+
+        view = View(
+            data=envelope.to_builtins(),
+            style=style_for(sys.stdout, os.environ),
+            envelope=envelope,
+            arguments=arguments or {},
+            files=files or {},
+            hints=hints,
+            root=root,
+        )
+        sys.stdout.write(render(view))
     sys.stdout.flush()
-    if not as_json and (envelope.diagnostics or hints):
-        errors = sum(1 for d in envelope.diagnostics if d.severity == "error")
-        status = "ok" if envelope.ok else "not ok"
-        lines = [
-            f"templiqx: {envelope.operation} {status}: {errors} error(s), "
-            f"{len(envelope.diagnostics) - errors} other diagnostic(s)"
-        ]
-        lines.extend(render_diagnostic(d, files) for d in envelope.diagnostics)
-        for case in failed_cases(envelope):
-            lines.extend(_case_lines(case, files))
-        lines.extend(f"hint: {hint}" for hint in hints)
-        sys.stderr.write("\n".join(lines) + "\n")
-        sys.stderr.flush()
     return exit_code(envelope)
 
 

@@ -35,21 +35,21 @@ def load_catalog() -> dict[str, Any]:
 
 
 def print_catalog(*, as_json: bool) -> int:
-    """Print the catalog envelope (compact with ``as_json``, else pretty); exit code 0 or 1.
+    """Print the catalog envelope (compact with ``as_json``, else for people); exit code 0 or 1.
 
     The catalog envelope is always ok (a test holds the snapshot to that).
     """
     try:
         if as_json:
-            text = _snapshot_text()
+            text = _snapshot_text() + "\n"
         else:
-            import json
+            from templiqx_cli.human import View, render, style_for
 
-            text = json.dumps(load_catalog(), indent=2, ensure_ascii=False)
+            text = render(View(data=load_catalog(), style=style_for(sys.stdout, os.environ)))
     except (OSError, ValueError) as exc:
         sys.stderr.write(f"templiqx: read catalog snapshot {SNAPSHOT_PATH}: {exc}\n")
         return 1
-    sys.stdout.write(text + "\n")
+    sys.stdout.write(text)
     return 0
 
 

@@ -1,0 +1,167 @@
+"""The ``templiqx`` command group: sections in ``--help``, plugins, suggestions, ``help``.
+
+* ``templiqx --help`` lists the commands in sections (packages, contracts, execution, evals,
+  artifacts, trust), the global options once, and the installed runtimes.
+* A command name the CLI does not know is looked up in the ``templiqx.cli_plugins`` entry-point
+  group (a callable ``main(argv) -> int`` receiving the remaining arguments verbatim); plugins
+  are listed in their own section, described by their distribution's summary.
+* A mistyped command name gets a "did you mean" suggestion.
+* ``templiqx help [COMMAND]`` shows the group's or a command's help (a plugin's own).
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable
+from importlib.metadata import EntryPoint, entry_points
+from typing import Any
+
+import click
+
+from templiqx_cli.composition import runtime_names
+from templiqx_cli.layout import SECTIONS
+
+__all__ = ["PLUGIN_GROUP", "TempliqxGroup", "help_command"]
+
+PLUGIN_GROUP = "templiqx.cli_plugins"
+
+
+def _plugin_entry(name: str) -> EntryPoint | None:
+    found = [entry for entry in entry_points(group=PLUGIN_GROUP) if entry.name == name]
+    return found[0] if found else None
+
+
+def _plugin_summary(entry: EntryPoint) -> str:
+    """What the plugin is: its distribution's one-line summary (no import needed)."""
+    dist = getattr(entry, "dist", None)
+    summary = dist.metadata.get("Summary") if dist is not None else None
+    if summary:
+        return str(summary).rstrip(".") + " (see its --help)."
+    return f"The '{entry.name}' command of {entry.value.split(':')[0]} (see its --help)."
+
+
+def _plugin_command(entry: EntryPoint) -> click.Command:
+    def callback() -> int:
+        plugin: Callable[[list[str] | None], int] = entry.load()
+        return int(plugin(list(click.get_current_context().args)))
+
+    summary = _plugin_summary(entry)
+    return click.Command(
+        entry.name,
+        callback=callback,
+        help=f"{summary}\n\nProvided by {entry.value}; its own --help lists its options.",
+        short_help=summary,
+        add_help_option=False,
+        context_settings={"ignore_unknown_options": True, "allow_extra_args": True},
+    )
+
+
+def _plugin_names() -> list[str]:
+    return sorted({entry.name for entry in entry_points(group=PLUGIN_GROUP)})
+
+
+class TempliqxGroup(click.Group):
+    """The ``templiqx`` group: its own commands by section, then the installed plugins."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.sections: dict[str, str] = {}
+        """Command name -> section key (a key of :data:`templiqx_cli.layout.SECTIONS`)."""
+
+    def add_to_section(self, command: click.Command, section: str) -> None:
+        """Add ``command``, listed under ``section`` in ``--help``."""
+        self.add_command(command)
+        self.sections[str(command.name)] = section
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        own = list(self.commands)
+        return own + [name for name in _plugin_names() if name not in self.commands]
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        known = self.commands.get(cmd_name)
+        if known is not None:
+            return known
+        entry = _plugin_entry(cmd_name)
+        return _plugin_command(entry) if entry is not None else None
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        name = args[0] if args else ""
+        if name and not name.startswith("-") and self.get_command(ctx, name) is None:
+            close = difflib.get_close_matches(name, self.list_commands(ctx), n=3, cutoff=0.6)
+            if close:
+                options = " or ".join(repr(option) for option in close)
+                ctx.fail(f"No such command {name!r}. Did you mean {options}?")
+        return super().resolve_command(ctx, args)
+
+    def section_of(self, name: str) -> str:
+        """The section key ``templiqx --help`` lists ``name`` under."""
+        if name in self.sections:
+            return self.sections[name]
+        return "plugins" if name not in self.commands else "other"
+
+    def sectioned(self, ctx: click.Context) -> list[tuple[str, list[tuple[str, click.Command]]]]:
+        """The listed commands by section, in :data:`SECTIONS` order: (title, [(name, cmd)])."""
+        grouped: dict[str, list[tuple[str, click.Command]]] = {key: [] for key in SECTIONS}
+        for name in self.list_commands(ctx):
+            command = self.get_command(ctx, name)
+            if command is not None and not command.hidden:
+                grouped.setdefault(self.section_of(name), []).append((name, command))
+        return [(SECTIONS.get(key, key), rows) for key, rows in grouped.items() if rows]
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """One titled list per section, all aligned on the same column."""
+        sections = self.sectioned(ctx)
+        names = max(len(name) for _, rows in sections for name, _ in rows)
+        limit = formatter.width - 6 - names
+        for title, rows in sections:
+            with formatter.section(title):
+                formatter.write_dl(
+                    [(name.ljust(names), cmd.get_short_help_str(limit)) for name, cmd in rows]
+                )
+
+    def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        runtimes = ", ".join(runtime_names()) or "none"
+        formatter.write_paragraph()
+        formatter.write_text(
+            f"Installed runtimes (--runtime, entry-point group templiqx.runtimes): {runtimes}."
+        )
+        formatter.write_paragraph()
+        formatter.write_text(
+            "templiqx help COMMAND (or templiqx COMMAND --help) describes a command. Shell "
+            "completion: see docs/reference/cli.md."
+        )
+
+
+def help_command() -> click.Command:
+    """``templiqx help [COMMAND]``: the group's help, or one command's (a plugin's own)."""
+
+    def callback(command: str | None) -> int:
+        ctx = click.get_current_context()
+        parent = ctx.parent if ctx.parent is not None else ctx
+        group = parent.command
+        if command is None or not isinstance(group, click.Group):
+            click.echo(group.get_help(parent))
+            return 0
+        found = group.get_command(parent, command)
+        if found is None:
+            group.resolve_command(parent, [command])  # fails with a suggestion when there is one
+            ctx.fail(f"No such command {command!r}.")
+        if command not in group.commands:  # a plugin: it prints its own help
+            return int(
+                found.main(["--help"], prog_name=f"templiqx {command}", standalone_mode=False)
+            )
+        with click.Context(found, info_name=command, parent=parent) as sub:
+            click.echo(found.get_help(sub))
+        return 0
+
+    return click.Command(
+        "help",
+        params=[click.Argument(["command"], metavar="[COMMAND]", required=False)],
+        callback=callback,
+        help="Show the help of templiqx, or of one COMMAND.\n\n\b\nArguments:\n"
+        "  COMMAND  Optional. The command to describe (a plugin describes itself).\n\n"
+        "\b\nExamples:\n  templiqx help\n  templiqx help validate",
+        short_help="Show the help of templiqx or of one command.",
+    )
