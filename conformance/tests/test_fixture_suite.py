@@ -62,10 +62,17 @@ def test_each_broken_variant_fails_exactly_its_check(variant: str) -> None:
     assert not report.ok
 
 
-def test_without_failure_cases_the_projection_check_does_not_apply() -> None:
+def test_without_failure_cases_a_streaming_adapter_is_not_conformant() -> None:
     result = run_check("failure.projection", EchoRuntime)
+    assert result.status is CheckStatus.FAILED
+    assert "no failure cases were supplied: give FailureCase values" in result.message
+    assert "or run it against the kit's server with a transport (a Wire)" in result.message
+
+
+def test_without_failure_cases_a_default_streaming_adapter_is_not_judged() -> None:
+    result = run_check("failure.projection", StreamsDefault)
     assert result.status is CheckStatus.NOT_APPLICABLE
-    assert "FailureCase" in result.message
+    assert "projects every failure by construction" in result.message
 
 
 def test_a_failure_case_that_does_not_fail_is_reported() -> None:
