@@ -183,6 +183,7 @@ class CheckContext:
         on_event: Callable[[Any], None] | None = None,
         grace: float = 0.0,
         hold: threading.Event | None = None,
+        cutoff: Callable[[], float | None] | None = None,
     ) -> Outcome:
         """Stream ``probe`` and return what happened (a hang fails the check).
 
@@ -197,8 +198,9 @@ class CheckContext:
             cancel=cancel,
             on_event=on_event,
             grace=grace,
+            cutoff=cutoff,
         )
-        if outcome.timed_out:
+        if outcome.timed_out and cutoff is None:
             raise BrokenInvariantError(
                 f"execute_streaming({probe.name}) must return or raise: it was still running "
                 f"after {self.timeout:g} s"

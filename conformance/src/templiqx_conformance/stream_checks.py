@@ -21,6 +21,7 @@ from templiqx_conformance.context import (
 from templiqx_conformance.recording import describe_error
 from templiqx_conformance.verdicts import (
     CANCEL_DEADLINE,
+    cancel_cutoff,
     check_cancelled,
     delta_content_problems,
     event_kinds,
@@ -136,7 +137,14 @@ def _cancel_at_first_delta(ctx: CheckContext) -> list[str]:
                 set_at.append(time.monotonic())
                 token.set()
 
-        outcome = ctx.stream(probe, cancel=token, on_event=on_event, grace=0.05, hold=token)
+        outcome = ctx.stream(
+            probe,
+            cancel=token,
+            on_event=on_event,
+            grace=0.05,
+            hold=token,
+            cutoff=cancel_cutoff(set_at),
+        )
         if not set_at:
             continue  # this probe streamed no delta: nothing to cancel mid-way
         problems.extend(check_cancelled(f"{label} ({probe.name})", outcome, set_at[0]))

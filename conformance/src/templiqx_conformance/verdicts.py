@@ -8,7 +8,8 @@ seen and what must hold instead.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+import time
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Final
 
 import msgspec
@@ -25,6 +26,8 @@ from templiqx_ports import (
 
 __all__ = [
     "CANCEL_DEADLINE",
+    "CANCEL_PATIENCE",
+    "cancel_cutoff",
     "check_cancelled",
     "check_failed_stream",
     "delta_content_problems",
@@ -37,6 +40,14 @@ __all__ = [
 
 CANCEL_DEADLINE: Final = 1.0
 """Seconds within which a set cancel token must end a stream (DECISIONS 6)."""
+CANCEL_PATIENCE: Final = CANCEL_DEADLINE + 0.5
+"""How long after setting a token the kit waits before reporting the adapter as deaf to it."""
+
+
+def cancel_cutoff(set_at: list[float]) -> Callable[[], float | None]:
+    """A ``cutoff`` for :func:`~templiqx_conformance.recording.run_streaming`: give up
+    :data:`CANCEL_PATIENCE` seconds after the token was set (``set_at`` gets that moment)."""
+    return lambda: set_at[0] + CANCEL_PATIENCE if set_at else None
 
 
 def event_kinds(events: Sequence[Any]) -> str:
@@ -239,11 +250,13 @@ def check_cancelled(label: str, outcome: Outcome, set_at: float | None) -> list[
     """Problems with a stream that a set token had to end with ``TQX_RUNTIME_CANCELLED``."""
     cancelled = RuntimeFailureCode.CANCELLED.value
     if outcome.timed_out:
+        since = f"{outcome.elapsed:.1f} s after the call started"
+        if set_at is not None:
+            since = f"{time.monotonic() - set_at:.1f} s after the token was set"
         return [
-            f"{label}: still running {outcome.elapsed:.1f} s after the call started; a set token "
-            f"must end the call within {CANCEL_DEADLINE:g} s even while the provider sends "
-            "nothing (watch the token while blocked in a read, e.g. close the socket from a "
-            "watcher thread)"
+            f"{label}: still running {since}; a set token must end the call within "
+            f"{CANCEL_DEADLINE:g} s even while the provider sends nothing (watch the token while "
+            "blocked in a read, e.g. close the socket from a watcher thread)"
         ]
     if outcome.error is None:
         return [
