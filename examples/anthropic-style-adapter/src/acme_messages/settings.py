@@ -1,6 +1,6 @@
 """Where the provider is and how to reach it: explicit values, or ``ACME_MESSAGES_*`` variables.
 
-The variables carry this adapter's own prefix (``docs/writing-an-adapter.md`` §10): they never
+The variables carry this adapter's own prefix (``docs/writing-an-adapter.md`` §1): they never
 collide with the built-in ``openai`` runtime's ``MODEL_*`` names, so switching ``--runtime``
 cannot send one provider's key to another. They are read when the model is first called, and
 every missing one is named in a single error (DECISIONS 23).
