@@ -229,7 +229,8 @@ class StreamReader:
         )
 
     def _delta(self, data: dict[str, Any]) -> list[Delta | ToolCallDelta]:
-        block = self._blocks.get(data.get("index"))  # type: ignore[arg-type]
+        index = data.get("index")
+        block = self._blocks.get(index) if isinstance(index, int) else None
         delta = data.get("delta")
         if block is None or not isinstance(delta, dict):
             raise _invalid("a content_block_delta event was malformed")
