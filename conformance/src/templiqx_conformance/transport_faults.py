@@ -314,7 +314,7 @@ def fault_matrix(ctx: CheckContext) -> None:
     for label, arrange, code, retry_after, quiet, modes in _fault_cases(ctx, rig):
         for mode in modes:
             arrange()
-            before = len(rig.server.requests)
+            before = len(rig.recorded_requests())
             adapter = ctx.new_adapter()
             name = f"{label} via {mode}"
             error: BaseException | None
@@ -336,7 +336,7 @@ def fault_matrix(ctx: CheckContext) -> None:
                 got = getattr(getattr(error, "failure", None), "retry_after_ms", None)
                 if got != retry_after:
                     problems.append(f"{name}: retry_after_ms is {got!r}, expected {retry_after}")
-            sent = len(rig.server.requests) - before
+            sent = len(rig.recorded_requests()) - before
             if sent != 1:
                 problems.append(f"{name}: {sent} HTTP requests for one call (adapters never retry)")
     problems.extend(_connection_refused(ctx, rig, request))

@@ -228,7 +228,7 @@ def request_shape(ctx: CheckContext) -> None:
     probe = driving_probe(ctx)
     rig.serve(probe)
     request = request_for(probe.interaction)
-    before = len(rig.server.requests)
+    before = len(rig.recorded_requests())
     problems = []
     executed = run_execute(ctx.new_adapter(), request, ctx.timeout)
     adapter = ctx.new_adapter()
@@ -236,7 +236,7 @@ def request_shape(ctx: CheckContext) -> None:
     for name, outcome in (("execute", executed), ("execute_streaming", streamed)):
         if outcome.error is not None:
             problems.append(f"{name} raised {describe_error(outcome.error)}")
-    requests = rig.server.requests[before:]
+    requests = rig.recorded_requests()[before:]
     if len(requests) != 2:
         problems.append(
             f"one call must be one HTTP request (adapters never retry): saw {len(requests)} "
@@ -392,9 +392,9 @@ def wire_cancellation(ctx: CheckContext) -> None:
     problems: list[str] = []
     for label, reply, deltas in scenarios:
         rig.reply_always(reply)
-        before = len(rig.server.exchanges)
+        before = len(rig.exchanges())
         outcome = _cancel_while_waiting(ctx, label, request, deltas, problems)
-        exchanges = rig.server.exchanges[before:]
+        exchanges = rig.exchanges()[before:]
         if exchanges and not outcome.timed_out:  # a deaf adapter is already reported
             exchange = exchanges[-1]
             exchange.wait(CANCEL_DEADLINE)

@@ -16,6 +16,7 @@ from typing import Any, Final
 from templiqx_conformance.context import BrokenInvariantError
 from templiqx_conformance.loopback import (
     Chunk,
+    Exchange,
     LoopbackServer,
     RecordedRequest,
     Reply,
@@ -191,6 +192,14 @@ class WireRig(Rig):
         """A responder: ``stream`` to streaming requests, ``whole`` to plain ones."""
         plain = whole if whole is not None else Reply.error(500)
         return lambda request: stream if self.wire.is_stream_request(request) else plain
+
+    def recorded_requests(self) -> list[RecordedRequest]:
+        """Every request the server received so far, in arrival order."""
+        return self.server.requests
+
+    def exchanges(self) -> list[Exchange]:
+        """Every exchange so far: its request, and how and when the connection ended."""
+        return self.server.exchanges
 
     def at_prefix(self, prefix: str, responder: Callable[[RecordedRequest], Reply]) -> str:
         """Route ``prefix`` + request path to ``responder``; the base URL for adapters there."""
