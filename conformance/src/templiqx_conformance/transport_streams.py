@@ -49,7 +49,13 @@ from templiqx_conformance.wire_rig import (
     request_for,
     with_keepalives,
 )
-from templiqx_contracts import CompiledInteraction, Delta, ExecutionReceipt, ToolCallDelta
+from templiqx_contracts import (
+    CompiledInteraction,
+    Complete,
+    Delta,
+    ExecutionReceipt,
+    ToolCallDelta,
+)
 from templiqx_ports import RuntimeAdapter
 
 __all__ = [
@@ -127,7 +133,7 @@ def stream_problems(
     mismatch = delta_sequence_problem(deltas, expected)
     if mismatch is not None:
         problems.append(f"{label}: {mismatch}")
-    for event in [e for e in outcome.events if hasattr(e, "receipt")][-1:]:
+    for event in [e for e in outcome.events if isinstance(e, Complete)][-1:]:
         diff = receipt_diff(reference, event.receipt, ("execute", "Complete"))
         if diff:
             problems.append(f"{label}: the Complete receipt differs from execute's:\n{diff}")

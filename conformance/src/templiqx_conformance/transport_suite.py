@@ -19,7 +19,7 @@ from templiqx_conformance.context import (
     show,
 )
 from templiqx_conformance.loopback import Reply
-from templiqx_conformance.probes import STRUCTURED_VALID, TEXT
+from templiqx_conformance.probes import STRUCTURED_VALID, TEXT, Probe
 from templiqx_conformance.recording import describe_error, run_execute, run_streaming
 from templiqx_conformance.transport_faults import (
     fault_matrix,
@@ -58,12 +58,17 @@ def event_boundaries(stream: bytes) -> list[int]:
     return [match.end() for match in _BLANK_LINE.finditer(stream)]
 
 
+def _probe_for(recording: Recording) -> Probe:
+    """The kit probe whose request a recording answers."""
+    return STRUCTURED_VALID if recording.capability == STRUCTURED_VALID.capability else TEXT
+
+
 def _replay(
     ctx: CheckContext, recording: Recording, reply: Reply, label: str
 ) -> tuple[list[str], ExecutionReceipt | None]:
     rig = rig_of(ctx)
     rig.reply_always(reply)
-    probe = STRUCTURED_VALID if recording.capability == STRUCTURED_VALID.capability else TEXT
+    probe = _probe_for(recording)
     outcome = run_streaming(ctx.new_adapter(), request_for(probe.interaction), ctx.timeout)
     problems = order_problems(label, outcome)
     receipt = outcome.receipt
@@ -87,7 +92,7 @@ def _replay(
 def _replay_recording(ctx: CheckContext, recording: Recording) -> list[str]:
     rig = rig_of(ctx)
     name = recording.name
-    probe = STRUCTURED_VALID if recording.capability == STRUCTURED_VALID.capability else TEXT
+    probe = _probe_for(recording)
     if recording.capability not in ctx.descriptor().capabilities:
         return [f"{name}: the adapter does not declare {recording.capability!r}"]
     problems: list[str] = []
