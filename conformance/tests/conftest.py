@@ -1,7 +1,9 @@
-"""Test helpers of the conformance kit: the example adapter and the mini OpenAI adapter on the path.
+"""Test helpers of the conformance kit: the example adapters and the mini OpenAI adapter on path.
 
-The example third-party adapter is not a workspace member; its sources, its tests folder (for
-``conformance_target``) and its ``broken`` folder are put on ``sys.path`` for in-process runs.
+The example adapters are not workspace members. The third-party (echo) example's sources, its
+tests folder (for ``conformance_target``) and its ``broken`` folder, and the Messages-style
+example's sources and tests folder (for ``messages_wire``, its Wire) are put on ``sys.path`` for
+in-process runs.
 """
 
 from __future__ import annotations
@@ -14,8 +16,16 @@ import pytest
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 EXAMPLE = REPO / "examples" / "third-party-adapter"
+MESSAGES = REPO / "examples" / "anthropic-style-adapter"
 
-for folder in (HERE, EXAMPLE / "src", EXAMPLE / "tests", EXAMPLE / "broken"):
+for folder in (
+    HERE,
+    EXAMPLE / "src",
+    EXAMPLE / "tests",
+    EXAMPLE / "broken",
+    MESSAGES / "src",
+    MESSAGES / "tests",
+):
     if str(folder) not in sys.path:
         sys.path.insert(0, str(folder))
 

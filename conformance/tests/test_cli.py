@@ -19,7 +19,7 @@ def test_run_prints_a_table_and_exits_zero_when_conformant(
     out = capsys.readouterr().out
     assert "templiqx conformance 0.2.0: acme-echo 1.0.0" in out
     assert "PASS  failure.projection" in out
-    assert out.rstrip().endswith("11 passed, 0 failed, 1 not applicable: conformant")
+    assert out.rstrip().endswith("12 passed, 0 failed, 2 not applicable: conformant")
 
 
 def test_run_accepts_a_class_and_failure_cases_separately(
@@ -85,7 +85,7 @@ def test_a_bad_target_exits_one_with_the_cause(
 def test_usage_errors_exit_two(capsys: pytest.CaptureFixture[str]) -> None:
     assert main([]) == 2
     assert main(["run", "x:y", "--transport", "grpc"]) == 2
-    assert "invalid choice" in capsys.readouterr().err
+    assert "unknown transport 'grpc' (choose from openai" in capsys.readouterr().err
 
 
 def test_list_names_every_check(capsys: pytest.CaptureFixture[str]) -> None:
@@ -123,7 +123,7 @@ def test_help_names_the_command_as_called_and_shows_examples_that_run(
     assert text.startswith(f"usage: {prog} [-h] COMMAND ...")
     examples = text[text.index("\nexamples:\n") :].splitlines()[2:]
     examples = [line.strip() for line in examples[: examples.index("")]]
-    assert len(examples) == 5
+    assert len(examples) == 6
     assert all(line.startswith(f"{prog} ") for line in examples)
     for example in examples:
         words = example[len(prog) + 1 :].split()

@@ -1,9 +1,11 @@
-"""Acceptance 2: the example adapter, installed with plain pip beside wheels of the kit, goes green.
+"""The example adapters, installed with plain pip beside wheels of the kit, go green.
 
-Wheels of templiqx-contracts, templiqx-ports, templiqx-conformance and the example are built with
-``uv build``; a fresh ``python -m venv`` gets them with ``pip install`` (msgspec, pytest and
-jsonschema-rs come from the package index); then the example's own test suite runs there (the
-pytest plugin) and so does the command. The build and the venv are made once per session.
+Wheels of templiqx-contracts, templiqx-ports, templiqx-conformance and both examples (the
+third-party echo adapter and the Messages-style HTTP adapter) are built with ``uv build``; a
+fresh ``python -m venv`` gets them with ``pip install`` (msgspec, pytest and jsonschema-rs come
+from the package index); then each example's own test suite runs there (the pytest plugin: the
+Messages-style one over its Wire) and so does the command. The build and the venv are made once
+per session.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from templiqx_conformance import check_names
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "third-party-adapter"
+MESSAGES = REPO / "examples" / "anthropic-style-adapter"
 KIT_DISTRIBUTIONS = ("templiqx-contracts", "templiqx-ports", "templiqx-conformance")
 
 pytestmark = pytest.mark.distribution
@@ -30,6 +33,7 @@ pytestmark = pytest.mark.distribution
 class Installed:
     venv: Path
     example: Path
+    messages: Path
 
     @property
     def bin(self) -> Path:
@@ -63,13 +67,16 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
     wheels = root / "wheels"
     for name in KIT_DISTRIBUTIONS:
         _build("--package", name, "--out-dir", str(wheels), cwd=REPO)
-    example = root / "third-party-adapter"
-    shutil.copytree(EXAMPLE, example, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
-    _build("--out-dir", str(wheels), str(example), cwd=root)
+    copies = []
+    for source in (EXAMPLE, MESSAGES):
+        copy = root / source.name
+        shutil.copytree(source, copy, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        _build("--out-dir", str(wheels), str(copy), cwd=root)
+        copies.append(copy)
     venv = root / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, capture_output=True)
     built = sorted(str(path) for path in wheels.glob("*.whl"))
-    assert len(built) == 4, built
+    assert len(built) == 5, built
     pip = subprocess.run(
         [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", *built],
         capture_output=True,
@@ -78,14 +85,15 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
         check=False,
     )
     assert pip.returncode == 0, pip.stdout + pip.stderr
-    return Installed(venv=venv, example=example)
+    return Installed(venv=venv, example=copies[0], messages=copies[1])
 
 
 def test_the_wheels_install_without_the_workspace(installed: Installed) -> None:
     probe = installed.run(
         str(installed.bin / "python"),
         "-c",
-        "import templiqx_conformance, acme_echo; print(templiqx_conformance.__file__)",
+        "import templiqx_conformance, acme_echo, acme_messages\n"
+        "print(templiqx_conformance.__file__)",
         cwd=installed.example,
     )
     assert probe.returncode == 0, probe.stderr
@@ -105,7 +113,7 @@ def test_the_example_suite_runs_the_plugin_green(installed: Installed) -> None:
     assert result.returncode == 0, result.stdout + result.stderr
     for name in check_names():
         assert f"tests/conftest.py::templiqx-conformance::{name} " in result.stdout
-    assert "SKIPPED" in result.stdout  # streaming.default_projection: the example streams
+    assert "SKIPPED" in result.stdout  # default_projection (the example streams), secrets
     assert "FAILED" not in result.stdout
 
 
@@ -117,7 +125,7 @@ def test_the_command_runs_green_in_the_venv(installed: Installed) -> None:
         cwd=installed.example / "tests",
     )
     assert result.returncode == 0, result.stdout + result.stderr
-    assert result.stdout.rstrip().endswith("0 failed, 1 not applicable: conformant")
+    assert result.stdout.rstrip().endswith("0 failed, 2 not applicable: conformant")
 
 
 def test_the_command_exits_two_for_a_broken_variant_in_the_venv(installed: Installed) -> None:
@@ -132,3 +140,19 @@ def test_the_command_exits_two_for_a_broken_variant_in_the_venv(installed: Insta
     )
     assert result.returncode == 2, result.stdout + result.stderr
     assert "FAIL  cancellation.token" in result.stdout
+
+
+def test_the_messages_example_suite_runs_the_wire_suite_green(installed: Installed) -> None:
+    result = installed.run(
+        str(installed.bin / "python"),
+        "-m",
+        "pytest",
+        "-v",
+        "-p",
+        "no:cacheprovider",
+        cwd=installed.messages,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    for name in check_names("openai"):
+        assert f"tests/conftest.py::templiqx-conformance-wire::{name} " in result.stdout
+    assert "FAILED" not in result.stdout

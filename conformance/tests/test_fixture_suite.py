@@ -17,6 +17,7 @@ from conformance_target import failure_cases, target
 from variants import EXPECTED_FAILURE
 
 from templiqx_conformance import (
+    KIT_SECRET,
     AdapterTarget,
     CheckStatus,
     FailureCase,
@@ -62,10 +63,17 @@ def test_each_broken_variant_fails_exactly_its_check(variant: str) -> None:
     assert not report.ok
 
 
-def test_without_failure_cases_the_projection_check_does_not_apply() -> None:
+def test_without_failure_cases_a_streaming_adapter_is_not_conformant() -> None:
     result = run_check("failure.projection", EchoRuntime)
+    assert result.status is CheckStatus.FAILED
+    assert "no failure cases were supplied: give FailureCase values" in result.message
+    assert "or run it against the kit's server with a transport (a Wire)" in result.message
+
+
+def test_without_failure_cases_a_default_streaming_adapter_is_not_judged() -> None:
+    result = run_check("failure.projection", StreamsDefault)
     assert result.status is CheckStatus.NOT_APPLICABLE
-    assert "FailureCase" in result.message
+    assert "projects every failure by construction" in result.message
 
 
 def test_a_failure_case_that_does_not_fail_is_reported() -> None:
@@ -277,3 +285,104 @@ def test_complete_events_are_compared_field_by_field() -> None:
     result = run_check("streaming.complete_matches_execute", Relabels)
     assert result.status is CheckStatus.FAILED
     assert "output_schema_valid: execute true != Complete false" in result.message
+
+
+# --- checks that need no author input ----------------------------------------------------------
+
+
+class FirstLookOnly:
+    """A token that tells the truth the first time it is asked, and "not set" ever after."""
+
+    def __init__(self, token: CancelToken) -> None:
+        self.token, self.asked = token, False
+
+    def is_set(self) -> bool:
+        first, self.asked = not self.asked, True
+        return first and self.token.is_set()
+
+
+class CancelOnlyAtStart(EchoRuntime):
+    """Bug: the token is looked at before the first delta, never again."""
+
+    def execute_streaming(
+        self, request: ExecutionRequest, sink: StreamSink, *, cancel: CancelToken | None = None
+    ) -> ExecutionReceipt:
+        looked = FirstLookOnly(cancel) if cancel is not None else None
+        return super().execute_streaming(request, sink, cancel=looked)
+
+
+class DropsFirstDelta(EchoRuntime):
+    def execute_streaming(
+        self, request: ExecutionRequest, sink: StreamSink, *, cancel: CancelToken | None = None
+    ) -> ExecutionReceipt:
+        seen: list[Any] = []
+
+        def forward(event: Any) -> None:
+            if isinstance(event, Delta) and not seen:
+                seen.append(event)
+                return
+            sink(event)
+
+        return super().execute_streaming(request, forward, cancel=cancel)
+
+
+def test_a_token_set_at_the_first_delta_must_end_the_stream() -> None:
+    result = run_check("cancellation.token", CancelOnlyAtStart)
+    assert result.status is CheckStatus.FAILED
+    assert "token set by the sink at the first delta (structured-valid): the stream ended in" in (
+        result.message
+    )
+    assert "token set before the call" not in result.message
+
+
+def test_deltas_must_join_to_the_output_in_fixture_mode_too() -> None:
+    result = run_check("streaming.deltas_match_output", DropsFirstDelta)
+    assert result.status is CheckStatus.FAILED
+    assert 'structured-valid: the Delta texts join to "\\"conformant' in result.message
+
+
+class KeyedEcho(EchoRuntime):
+    """Holds a credential; with ``leak`` its failures name it."""
+
+    def __init__(self, *, api_key: str, leak: bool = False, **options: Any) -> None:
+        super().__init__(**options)
+        self._key, self._leak = api_key, leak
+
+    def _failure(self, code: RuntimeFailureCode, detail: str) -> Any:
+        return super()._failure(code, f"{detail} (key {self._key})" if self._leak else detail)
+
+
+@pytest.mark.parametrize("leak", [False, True])
+def test_declared_secrets_are_looked_for_in_every_failure(leak: bool) -> None:
+    secret = "sk-declared-7c1e55"
+    case = FailureCase(
+        code="TQX_RUNTIME_TIMEOUT",
+        factory=functools.partial(
+            KeyedEcho, api_key=secret, leak=leak, fail_with=RuntimeFailureCode.TIMEOUT
+        ),
+    )
+    target = AdapterTarget(
+        factory=functools.partial(KeyedEcho, api_key=secret, leak=leak),
+        failures=[case],
+        secrets=[secret],
+    )
+    result = run_check("secrets.not_exposed", target)
+    if not leak:
+        assert result.status is CheckStatus.PASSED, result.message
+        return
+    assert result.status is CheckStatus.FAILED
+    assert "TQX_RUNTIME_TIMEOUT via execute: declared secret #1 (18 characters) appears in" in (
+        result.message
+    )
+    assert secret not in result.message
+
+
+def test_a_factory_taking_api_key_receives_the_marker_credential() -> None:
+    received: list[str] = []
+
+    def factory(api_key: str) -> EchoRuntime:
+        received.append(api_key)
+        return EchoRuntime()
+
+    assert run_check("secrets.not_exposed", factory).status is CheckStatus.PASSED
+    assert set(received) == {KIT_SECRET}

@@ -16,7 +16,9 @@ from templiqx_conformance.loopback import (
     LoopbackServer,
     RecordedRequest,
     Reply,
+    SSEEvent,
     filler,
+    sse_comment,
     sse_frame,
 )
 
@@ -242,3 +244,30 @@ def test_sse_frame_forms() -> None:
     assert sse_frame({"a": "é"}) == 'data: {"a":"é"}\n\n'.encode()
     assert sse_frame("x\ny", line_end="\r\n") == b"data: x\r\ndata: y\r\n\r\n"
     assert sse_frame(b"[DONE]") == b"data: [DONE]\n\n"
+
+
+def test_named_event_frames_and_no_done_sentinel() -> None:
+    assert sse_frame({"type": "ping"}, event="ping") == b'event: ping\ndata: {"type":"ping"}\n\n'
+    assert SSEEvent("x", event="e").encode("\r\n") == b"event: e\r\ndata: x\r\n\r\n"
+    assert sse_comment("k", line_end="\r\n") == b": k\r\n\r\n"
+    reply = Reply.sse([SSEEvent({"a": 1}, event="first"), {"b": 2}], done=False)
+    with LoopbackServer(reply) as server:
+        body = post(server).read()
+    assert body == b'event: first\ndata: {"a":1}\n\ndata: {"b":2}\n\n'
+
+
+def test_a_held_chunk_waits_for_its_event_and_no_longer() -> None:
+    release = threading.Event()
+    reply = Reply.stream([b"first ", Chunk(b"second", 5.0, release)])
+    with LoopbackServer(reply) as server:
+        response = post(server)
+        assert response.read1(64) == b"first "
+        start = time.monotonic()
+        threading.Timer(0.2, release.set).start()
+        assert response.read() == b"second"
+        assert 0.15 < time.monotonic() - start < 2.0
+    unreleased = Reply.stream([b"a", Chunk(b"b", 0.3, threading.Event())])
+    with LoopbackServer(unreleased) as server:
+        start = time.monotonic()
+        assert post(server).read() == b"ab"
+        assert time.monotonic() - start < 2.0  # at most delay_s when the event is never set

@@ -23,13 +23,16 @@ def test_a_conftest_fixture_yields_one_test_per_check(pytester: pytest.Pytester)
         """
     )
     result = pytester.runpytest_inprocess(*QUIET, "-v", "-rs")
-    # no failure cases: failure.projection does not apply; the example overrides streaming.
-    result.assert_outcomes(passed=FIXTURE_SUITE - 2, skipped=2)
+    # The example overrides streaming, so without failure cases its failure projection goes
+    # unproven (failed); it holds no credential (secrets skipped).
+    result.assert_outcomes(passed=FIXTURE_SUITE - 3, failed=1, skipped=2)
     result.stdout.fnmatch_lines(
         [
             "conftest.py::templiqx-conformance::descriptor.well_formed PASSED*",
+            "*failure.projection: an adapter that overrides execute_streaming must show how it "
+            "projects failures, but no failure cases were supplied*",
             "*streaming.default_projection does not apply*",
-            "*failure.projection does not apply: no failure cases were supplied*",
+            "*secrets.not_exposed does not apply: no secret to look for*",
         ]
     )
 
@@ -71,7 +74,7 @@ def test_a_broken_adapter_in_a_test_module_fails_its_test_with_the_message(
         """
     )
     result = pytester.runpytest_inprocess(*QUIET)
-    result.assert_outcomes(passed=FIXTURE_SUITE - 2 + 1, failed=1, skipped=1)
+    result.assert_outcomes(passed=FIXTURE_SUITE - 3 + 1, failed=1, skipped=2)
     result.stdout.fnmatch_lines(
         [
             "*exactly one terminal event*",

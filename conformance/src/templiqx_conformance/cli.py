@@ -2,15 +2,17 @@
 
 ::
 
-    templiqx-conformance run package.module:factory [--transport openai]
+    templiqx-conformance run package.module:factory [--transport NAME]
                              [--failures package.module:cases] [--check NAME ...] [--json]
-    templiqx-conformance list [--transport openai] [--json]
+    templiqx-conformance list [--transport NAME] [--json]
     templiqx-conformance scenarios DIRECTORY [--json]
 
 ``run`` prints a pass/fail table (or the report as JSON with ``--json``). The factory reference
 may name an adapter class, a zero-argument factory, a factory receiving the base URL (with
-``--transport openai``) or an :class:`~templiqx_conformance.AdapterTarget`. ``scenarios``
-replays reference scenario manifests (needs ``templiqx-conformance[scenarios]``).
+``--transport``) or an :class:`~templiqx_conformance.AdapterTarget`. ``--transport`` takes a
+registered transport name (``openai``, or one registered under ``templiqx.conformance.wires``)
+or a ``package.module:Wire`` reference. ``scenarios`` replays reference scenario manifests
+(needs ``templiqx-conformance[scenarios]``).
 
 Exit status: 0 when every check passed (or did not apply), 2 when a check failed or the
 command was misused, 1 when the target could not be loaded or an I/O error occurred; causes
@@ -30,12 +32,12 @@ import msgspec
 from templiqx_conformance.report import ConformanceReport, render_table
 from templiqx_conformance.runner import checks_for, run_conformance
 from templiqx_conformance.target import (
-    TRANSPORTS,
     AdapterTarget,
     FailureCase,
     TargetError,
     load_object,
 )
+from templiqx_conformance.transports import transport_names
 
 __all__ = ["main", "plugin"]
 
@@ -48,10 +50,12 @@ examples:
   {prog} run templiqx_application:DeterministicFakeRuntime
   {prog} run my_adapter:create_runtime --failures my_adapter:failure_cases --json
   {prog} run my_adapter:Client --transport openai --check transport.tool_calls
+  {prog} run my_adapter:make --transport my_adapter_kit:MessagesWire
   {prog} scenarios path/to/package/scenarios
 
 MODULE:FACTORY names an importable object: an adapter class, a zero-argument factory, a factory
-receiving the loopback server's base URL (--transport openai), or an AdapterTarget. Exit status:
+receiving the loopback server's base URL (with --transport), or an AdapterTarget. --transport
+takes a transport name ({names}) or MODULE:WIRE, a templiqx_conformance.Wire. Exit status:
 0 when every check passed or did not apply, 2 when a check failed (or on a usage error), 1 when
 the target could not be loaded.
 """
@@ -60,11 +64,21 @@ EXIT_ERROR = 1
 EXIT_FAILED = 2
 
 
+def _transport(value: str) -> str:
+    """argparse type: a known transport name, or a MODULE:WIRE reference (resolved later)."""
+    if ":" in value or value in transport_names():
+        return value
+    raise argparse.ArgumentTypeError(
+        f"unknown transport {value!r} (choose from {', '.join(transport_names())}, "
+        "or give MODULE:WIRE)"
+    )
+
+
 def _parser(prog: str) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=prog,
         description="Check that a templiqx runtime adapter keeps the runtime port's contract.",
-        epilog=_EPILOG.format(prog=prog),
+        epilog=_EPILOG.format(prog=prog, names=", ".join(transport_names())),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -82,8 +96,10 @@ def _parser(prog: str) -> argparse.ArgumentParser:
     )
     run.add_argument(
         "--transport",
-        choices=TRANSPORTS,
-        help="the adapter talks to an OpenAI-compatible server: the factory receives its URL",
+        type=_transport,
+        metavar="NAME",
+        help="the adapter talks HTTP to a provider the kit plays: a transport name (openai) or "
+        "MODULE:WIRE; the factory receives the kit server's URL",
     )
     run.add_argument(
         "--failures",
@@ -105,7 +121,10 @@ def _parser(prog: str) -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     listing.add_argument(
-        "--transport", choices=TRANSPORTS, help="also list the checks of this transport suite"
+        "--transport",
+        type=_transport,
+        metavar="NAME",
+        help="also list the checks of the transport suite",
     )
     listing.add_argument("--json", action="store_true", help="print the list as JSON")
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -29,6 +30,7 @@ __all__ = [
     "fail_if",
     "receipt_diff",
     "show",
+    "streams_by_default",
 ]
 
 HEX64 = re.compile(r"[0-9a-f]{64}")
@@ -50,16 +52,16 @@ def fail_if(summary: str, problems: list[str]) -> None:
 
 @dataclass(frozen=True)
 class Check:
-    """One named check: what it proves, and the function that proves it.
-
-    ``suites`` lists where it runs: ``None`` is the fixture suite, ``"openai"`` the OpenAI
-    transport suite.
-    """
+    """One named check: what it proves, and the function that proves it."""
 
     name: str
     invariant: str
     run: Callable[[CheckContext], None]
-    suites: tuple[str | None, ...] = (None, "openai")
+
+
+def streams_by_default(adapter: RuntimeAdapter) -> bool:
+    """Whether ``adapter`` keeps the port's default ``execute_streaming`` (emits no deltas)."""
+    return type(adapter).execute_streaming is RuntimeAdapter.execute_streaming
 
 
 def show(value: Any, limit: int = 160) -> str:
@@ -143,7 +145,9 @@ class CheckContext:
     def probes(self) -> list[Probe]:
         """The kit probes within the adapter's declared capabilities (at least one)."""
         descriptor = self.descriptor()
-        probes = applicable_probes(list(descriptor.capabilities))
+        probes = [
+            p for p in applicable_probes(list(descriptor.capabilities)) if self.rig.accepts(p)
+        ]
         if not probes:
             raise BrokenInvariantError(
                 "the adapter must declare a capability the kit can exercise "
@@ -151,9 +155,10 @@ class CheckContext:
             )
         return probes
 
-    def streams_by_default(self, adapter: RuntimeAdapter) -> bool:
+    @staticmethod
+    def streams_by_default(adapter: RuntimeAdapter) -> bool:
         """Whether ``adapter`` keeps the port's default ``execute_streaming``."""
-        return type(adapter).execute_streaming is RuntimeAdapter.execute_streaming
+        return streams_by_default(adapter)
 
     # --- calls ----------------------------------------------------------------------------
 
@@ -177,9 +182,14 @@ class CheckContext:
         cancel: Any = None,
         on_event: Callable[[Any], None] | None = None,
         grace: float = 0.0,
+        hold: threading.Event | None = None,
+        cutoff: Callable[[], float | None] | None = None,
     ) -> Outcome:
-        """Stream ``probe`` and return what happened (a hang fails the check)."""
-        self.rig.serve(probe)
+        """Stream ``probe`` and return what happened (a hang fails the check).
+
+        ``hold`` is passed to :meth:`Rig.serve` (the rest of the answer waits for it).
+        """
+        self.rig.serve(probe, hold=hold)
         adapter = adapter if adapter is not None else self.new_adapter()
         outcome = run_streaming(
             adapter,
@@ -188,8 +198,9 @@ class CheckContext:
             cancel=cancel,
             on_event=on_event,
             grace=grace,
+            cutoff=cutoff,
         )
-        if outcome.timed_out:
+        if outcome.timed_out and cutoff is None:
             raise BrokenInvariantError(
                 f"execute_streaming({probe.name}) must return or raise: it was still running "
                 f"after {self.timeout:g} s"

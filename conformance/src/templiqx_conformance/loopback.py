@@ -31,6 +31,12 @@ Replies
     ``hang`` (keep the socket open, sending nothing, until the client closes it or the server
     stops). :meth:`Reply.silence` accepts the request and never sends a single byte.
 
+Event streams
+    :func:`sse_frame` writes one server-sent event: ``data:`` lines, preceded by an ``event:``
+    line for named-event protocols (``event: content_block_delta``). :class:`SSEEvent` is the
+    same as a value, and :meth:`Reply.sse` takes either; ``done=False`` leaves out the
+    OpenAI-style ``data: [DONE]`` sentinel.
+
 Every response carries ``Connection: close``; one exchange is one TCP connection.
 """
 
@@ -57,8 +63,10 @@ __all__ = [
     "RecordedRequest",
     "Reply",
     "Responder",
+    "SSEEvent",
     "Script",
     "filler",
+    "sse_comment",
     "sse_frame",
 ]
 
@@ -74,17 +82,38 @@ Ending = Literal["finish", "drop", "hang"]
 
 @dataclass(frozen=True, slots=True)
 class Chunk:
-    """One body write, optionally preceded by a pause of ``delay_s`` seconds."""
+    """One body write, optionally preceded by a pause of ``delay_s`` seconds.
+
+    With ``until`` (anything with ``is_set()``, e.g. a :class:`threading.Event`) the pause ends
+    as soon as it is set: the write is *held* until then, at most ``delay_s`` seconds.
+    """
 
     data: bytes
     delay_s: float = 0.0
+    until: Any = None
 
 
-def sse_frame(payload: Any, *, line_end: str = "\n") -> bytes:
-    """One server-sent event ``data: <payload>`` followed by a blank line.
+@dataclass(frozen=True, slots=True)
+class SSEEvent:
+    """One server-sent event: its ``data`` and, for named-event protocols, its ``event`` name.
+
+    ``data`` is a JSON value (written as compact JSON) or ``str``/``bytes`` (written verbatim).
+    """
+
+    data: Any
+    event: str | None = None
+
+    def encode(self, line_end: str = "\n") -> bytes:
+        """The event's bytes (see :func:`sse_frame`)."""
+        return sse_frame(self.data, event=self.event, line_end=line_end)
+
+
+def sse_frame(payload: Any, *, event: str | None = None, line_end: str = "\n") -> bytes:
+    """One server-sent event ``[event: <name>] data: <payload>`` followed by a blank line.
 
     ``payload`` may be a ``dict``/``list`` (written as compact JSON), ``str`` or ``bytes``
-    (written verbatim; a multi-line string becomes several ``data:`` lines).
+    (written verbatim; a multi-line string becomes several ``data:`` lines). ``event`` adds an
+    ``event:`` line first, as named-event protocols send.
     """
     end = line_end.encode("ascii")
     if isinstance(payload, (dict, list)):
@@ -94,7 +123,13 @@ def sse_frame(payload: Any, *, line_end: str = "\n") -> bytes:
     else:
         text = bytes(payload)
     lines = text.split(b"\n")
-    return b"".join(b"data: " + line + end for line in lines) + end
+    head = b"event: " + event.encode("utf-8") + end if event is not None else b""
+    return head + b"".join(b"data: " + line + end for line in lines) + end
+
+
+def sse_comment(text: str = "keep-alive", *, line_end: str = "\n") -> bytes:
+    """An event-stream comment line (``: keep-alive``) and a blank line: readers ignore it."""
+    return f": {text}{line_end}{line_end}".encode()
 
 
 def filler(
@@ -161,10 +196,20 @@ class Reply:
     ) -> Reply:
         """An event stream: one write per event (:func:`sse_frame`), then ``data: [DONE]``.
 
-        ``delay_s`` pauses before every event. Pass ``framing`` (default ``chunked``),
-        ``split_bytes`` or ``after`` through ``options``.
+        Each event is a payload for :func:`sse_frame` or an :class:`SSEEvent` (named events).
+        ``done=False`` leaves out the ``[DONE]`` sentinel. ``delay_s`` pauses before every
+        event. Pass ``framing`` (default ``chunked``), ``split_bytes`` or ``after`` through
+        ``options``.
         """
-        frames = [Chunk(sse_frame(event, line_end=line_end), delay_s) for event in events]
+        frames = [
+            Chunk(
+                event.encode(line_end)
+                if isinstance(event, SSEEvent)
+                else sse_frame(event, line_end=line_end),
+                delay_s,
+            )
+            for event in events
+        ]
         if done:
             frames.append(Chunk(sse_frame("[DONE]", line_end=line_end), delay_s))
         return cls.stream(frames, headers=headers, **options)
@@ -368,14 +413,19 @@ class _Handler(BaseHTTPRequestHandler):
         except (OSError, ValueError):
             return True
 
-    def _pause(self, seconds: float) -> None:
-        """Sleep ``seconds`` while watching for the client closing and the server stopping."""
+    def _pause(self, seconds: float, until: Any = None) -> None:
+        """Sleep ``seconds`` while watching for the client closing and the server stopping.
+
+        With ``until``, stop sleeping as soon as ``until.is_set()``.
+        """
         deadline = time.monotonic() + seconds
         while True:
             if self._client_gone():
                 raise _ClientGoneError
             if self.server.owner._stopping.is_set():
                 raise _StoppingError
+            if until is not None and until.is_set():
+                return
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 return
@@ -424,7 +474,7 @@ class _Handler(BaseHTTPRequestHandler):
         for piece in pieces:
             data = piece.data if isinstance(piece, Chunk) else piece
             if isinstance(piece, Chunk) and piece.delay_s:
-                self._pause(piece.delay_s)
+                self._pause(piece.delay_s, piece.until)
             if not data:
                 continue
             writes = (data[i : i + 1] for i in range(len(data))) if reply.split_bytes else (data,)

@@ -6,8 +6,13 @@ Define one fixture and run ``pytest``; the plugin adds one test per check beside
   :class:`~templiqx_conformance.AdapterTarget`;
 * ``templiqx_openai_adapter_factory`` returns a factory that receives the loopback server's base
   URL (the OpenAI transport suite, which also runs every port check);
-* ``templiqx_failure_cases`` (optional) returns the :class:`~templiqx_conformance.FailureCase`
-  values the adapter can be driven into.
+* ``templiqx_wire_adapter_factory`` does the same for any other HTTP provider, whose
+  :class:`~templiqx_conformance.Wire` the ``templiqx_wire`` fixture returns;
+* ``templiqx_failure_cases``, ``templiqx_secrets`` and ``templiqx_recordings`` (optional) return
+  the :class:`~templiqx_conformance.FailureCase` values the adapter can be driven into, the
+  credentials it holds, and the :class:`~templiqx_conformance.Recording` values to replay.
+
+A factory that accepts a keyword argument ``api_key`` receives the kit's marker credential.
 
 The factory fixture may live in a ``conftest.py`` (the tests appear under it, e.g.
 ``tests/conftest.py::templiqx-conformance::receipt.output_fingerprint``) or in a test module.
@@ -18,6 +23,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -26,21 +32,34 @@ import pytest
 from templiqx_conformance.report import CheckStatus
 from templiqx_conformance.runner import check_names, run_check
 from templiqx_conformance.target import AdapterTarget, FailureCase, TargetError
+from templiqx_conformance.wire import Recording, Wire
 
 __all__ = [
     "FAILURES_FIXTURE",
     "FIXTURE_SUITE",
     "OPENAI_SUITE",
+    "RECORDINGS_FIXTURE",
+    "SECRETS_FIXTURE",
+    "WIRE_FIXTURE",
+    "WIRE_SUITE",
     "templiqx_failure_cases",
+    "templiqx_recordings",
+    "templiqx_secrets",
+    "templiqx_wire",
 ]
 
 FIXTURE_SUITE = "templiqx_adapter_factory"
 OPENAI_SUITE = "templiqx_openai_adapter_factory"
+WIRE_SUITE = "templiqx_wire_adapter_factory"
 FAILURES_FIXTURE = "templiqx_failure_cases"
-_SUITES = {FIXTURE_SUITE: None, OPENAI_SUITE: "openai"}
+SECRETS_FIXTURE = "templiqx_secrets"
+RECORDINGS_FIXTURE = "templiqx_recordings"
+WIRE_FIXTURE = "templiqx_wire"
+_SUITES: dict[str, str | None] = {FIXTURE_SUITE: None, OPENAI_SUITE: "openai", WIRE_SUITE: "wire"}
 _COLLECTOR_NAME = {
     FIXTURE_SUITE: "templiqx-conformance",
     OPENAI_SUITE: "templiqx-conformance-openai",
+    WIRE_SUITE: "templiqx-conformance-wire",
 }
 
 
@@ -50,30 +69,58 @@ def templiqx_failure_cases() -> list[FailureCase]:
     return []
 
 
-def _target(factory: Any, transport: str | None, failures: Any) -> AdapterTarget:
-    cases = list(failures or [])
+@pytest.fixture
+def templiqx_secrets() -> list[str]:
+    """Credentials the adapter holds, never to be exposed (none unless overridden)."""
+    return []
+
+
+@pytest.fixture
+def templiqx_recordings() -> list[Recording]:
+    """Provider responses to replay through the wire suite (none unless overridden)."""
+    return []
+
+
+@pytest.fixture
+def templiqx_wire() -> Wire:
+    """The provider's :class:`~templiqx_conformance.Wire`: a conftest beside a
+    ``templiqx_wire_adapter_factory`` must define it."""
+    raise TargetError(
+        f"{WIRE_SUITE} needs a {WIRE_FIXTURE} fixture returning the provider's Wire "
+        "(or a registered transport name)"
+    )
+
+
+def _target(factory: Any, fixture: str, request: pytest.FixtureRequest) -> AdapterTarget:
+    suite = _SUITES[fixture]
+    transport: str | Wire | None = suite
+    if suite == "wire":
+        transport = request.getfixturevalue(WIRE_FIXTURE)
+    extra: dict[str, Any] = {
+        "failures": tuple(request.getfixturevalue(FAILURES_FIXTURE) or ()),
+        "secrets": tuple(request.getfixturevalue(SECRETS_FIXTURE) or ()),
+    }
+    if transport is not None:
+        extra["recordings"] = tuple(request.getfixturevalue(RECORDINGS_FIXTURE) or ())
     if isinstance(factory, AdapterTarget):
-        if factory.transport != transport:
+        if (factory.transport is None) != (transport is None):
             raise TargetError(
-                f"the {FIXTURE_SUITE if transport is None else OPENAI_SUITE} fixture returned a "
-                f"target with transport={factory.transport!r}"
+                f"the {fixture} fixture returned a target with transport={factory.transport!r}"
             )
-        return AdapterTarget(
-            factory=factory.factory,
-            transport=transport,
-            failures=(*factory.failures, *cases),
-            call_timeout=factory.call_timeout,
+        return replace(
+            factory,
+            transport=factory.transport if factory.transport is not None else transport,
+            failures=(*factory.failures, *extra["failures"]),
+            secrets=(*factory.secrets, *extra["secrets"]),
+            recordings=(*factory.recordings, *extra.get("recordings", ())),
         )
-    return AdapterTarget(factory=factory, transport=transport, failures=tuple(cases))
+    return AdapterTarget(factory=factory, transport=transport, **extra)
 
 
 def _check_function(name: str, fixture: str) -> Callable[..., None]:
-    transport = _SUITES[fixture]
-
     def check(request: pytest.FixtureRequest) -> None:
         factory = request.getfixturevalue(fixture)
-        failures = request.getfixturevalue(FAILURES_FIXTURE)
-        result = run_check(name, _target(factory, transport, failures))
+        result = run_check(name, _target(factory, fixture, request))
         if result.status is CheckStatus.FAILED:
             pytest.fail(f"{name}: {result.message}", pytrace=False)
         if result.status is CheckStatus.NOT_APPLICABLE:
@@ -116,7 +163,7 @@ def _defined_fixtures(path: Path) -> tuple[str, ...]:
         source = path.read_text(encoding="utf-8")
     except OSError:
         return ()
-    if FIXTURE_SUITE not in source and OPENAI_SUITE not in source:
+    if not any(fixture in source for fixture in _SUITES):
         return ()
     try:
         tree = ast.parse(source, filename=str(path))

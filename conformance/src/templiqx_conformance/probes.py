@@ -1,19 +1,31 @@
 """The requests the kit sends: its own compiled interactions and the outputs it expects back.
 
-The kit does not compile contracts; it builds two small :class:`CompiledInteraction` values by
-hand (a structured-output one with a small object schema, and a text one) so that any adapter can
-be driven without a package on disk. Fixture-replaying adapters (the deterministic fake, the
-scripted mock, an author's own replay adapter) receive the expected output as ``fixture_output``;
-HTTP adapters receive it from the kit's loopback server.
+The kit does not compile contracts; it builds small :class:`CompiledInteraction` values by hand
+so that any adapter can be driven without a package on disk. Fixture-replaying adapters (the
+deterministic fake, the scripted mock, an author's own replay adapter) receive the expected
+output as ``fixture_output``; HTTP adapters receive it from the kit's loopback server, in their
+provider's bytes (a :class:`~templiqx_conformance.wire.Wire` encodes each probe's answer).
+
+Every probe sends a *different* interaction, so that a server keyed on the request can answer
+each with its own output (the schema-invalid probe is told apart from the valid one).
+
+Adding a probe: build it below and append it to :data:`PROBES`. The kit sends a probe to an
+adapter that declares ``probe.capability`` (the application's capability gate), and every check
+that runs "for every probe" picks it up — receipts, fingerprints, schema validity, stream order
+and content, streamed-versus-executed parity, secrets. A probe answered with tool calls sets
+``tool_calls``; the wire rig then serves tool calls instead of content (wires that cannot say
+tool calls skip such probes).
 """
 
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any
 
 import msgspec
 
+from templiqx_conformance.wire import ToolCall
 from templiqx_contracts import (
     CompiledInteraction,
     CompiledMessage,
@@ -23,16 +35,22 @@ from templiqx_contracts import (
 
 __all__ = [
     "KIT_COMPILER",
+    "PROBES",
+    "STOCK",
     "STRUCTURED_INVALID",
     "STRUCTURED_OUTPUT",
     "STRUCTURED_SCHEMA",
     "STRUCTURED_VALID",
     "TEXT",
     "TEXT_CAPABILITY",
+    "TOOL_CALLS",
+    "TOOL_SCHEMA",
+    "WEATHER",
     "Probe",
     "applicable_probes",
     "structured_interaction",
     "text_interaction",
+    "tool_interaction",
     "without_fixture_output",
 ]
 
@@ -50,7 +68,7 @@ STRUCTURED_SCHEMA: dict[str, Any] = {
 }
 
 
-def structured_interaction() -> CompiledInteraction:
+def structured_interaction(question: str = "Is the adapter conformant?") -> CompiledInteraction:
     """A structured-output interaction whose schema is :data:`STRUCTURED_SCHEMA`."""
     return CompiledInteraction(
         compiler=KIT_COMPILER,
@@ -58,10 +76,7 @@ def structured_interaction() -> CompiledInteraction:
         contract_version="0.2.0",
         messages=[
             CompiledMessage(role="system", content="Answer with one JSON object."),
-            CompiledMessage(
-                role="user",
-                content='Is the adapter conformant? Reply {"ok": true, "note": "…"}.',
-            ),
+            CompiledMessage(role="user", content=f'{question} Reply {{"ok": true, "note": "…"}}.'),
         ],
         output_schema=copy.deepcopy(STRUCTURED_SCHEMA),
         required_capabilities=[STRUCTURED_OUTPUT],
@@ -89,12 +104,54 @@ def text_interaction() -> CompiledInteraction:
     )
 
 
+TOOL_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "tool_calls": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "id": {"type": "string"},
+                    "name": {"type": "string"},
+                    "arguments": {"type": "object"},
+                },
+                "required": ["id", "name", "arguments"],
+                "additionalProperties": False,
+            },
+        }
+    },
+    "required": ["tool_calls"],
+    "additionalProperties": False,
+}
+"""The schema of a receipt output that is ``{"tool_calls": [...]}`` (DECISIONS 7)."""
+
+
+def tool_interaction() -> CompiledInteraction:
+    """A structured interaction the kit's model answers with two parallel tool calls."""
+    return CompiledInteraction(
+        compiler=KIT_COMPILER,
+        contract_id="conformance-tools",
+        contract_version="0.2.0",
+        messages=[
+            CompiledMessage(role="system", content="Use the tools to answer."),
+            CompiledMessage(role="user", content="Weather in Edinburgh and the AAPL price?"),
+        ],
+        output_schema=copy.deepcopy(TOOL_SCHEMA),
+        required_capabilities=[STRUCTURED_OUTPUT],
+        target_capabilities=[STRUCTURED_OUTPUT],
+        runtime_policy={"temperature": 0},
+        extensions={},
+    )
+
+
 class Probe(msgspec.Struct, kw_only=True, frozen=True):
     """One request the kit sends and the output it expects.
 
     ``content`` is the model text that yields ``output``: the JSON text of the output for a
     structured probe, the text itself for a text probe. ``schema_valid`` is whether ``output``
-    satisfies the interaction's schema.
+    satisfies the interaction's schema. ``tool_calls``: the model answers with these calls
+    instead of content (``output`` is then ``{"tool_calls": [...]}``).
     """
 
     name: str
@@ -103,6 +160,7 @@ class Probe(msgspec.Struct, kw_only=True, frozen=True):
     output: Any
     content: str
     schema_valid: bool
+    tool_calls: tuple[ToolCall, ...] = ()
 
     def request(self, *, with_fixture: bool) -> ExecutionRequest:
         """The execution request, carrying ``output`` as ``fixture_output`` when asked."""
@@ -112,11 +170,11 @@ class Probe(msgspec.Struct, kw_only=True, frozen=True):
         )
 
 
-def _structured(name: str, output: dict[str, Any], valid: bool) -> Probe:
+def _structured(name: str, output: dict[str, Any], valid: bool, question: str) -> Probe:
     return Probe(
         name=name,
         capability=STRUCTURED_OUTPUT,
-        interaction=structured_interaction(),
+        interaction=structured_interaction(question),
         output=output,
         content=canonical_json(output).decode("utf-8"),
         schema_valid=valid,
@@ -124,14 +182,24 @@ def _structured(name: str, output: dict[str, Any], valid: bool) -> Probe:
 
 
 STRUCTURED_VALID = _structured(
-    "structured-valid", {"note": "conformant ✓ — café", "ok": True}, valid=True
+    "structured-valid",
+    {"note": "conformant ✓ — café", "ok": True},
+    valid=True,
+    question="Is the adapter conformant?",
 )
 """A structured probe whose output satisfies the schema (with non-ASCII text)."""
 
 STRUCTURED_INVALID = _structured(
-    "structured-invalid", {"note": "ok has the wrong type", "ok": "yes"}, valid=False
+    "structured-invalid",
+    {"note": "ok has the wrong type", "ok": "yes"},
+    valid=False,
+    question="Does the adapter check the schema?",
 )
-"""A structured probe whose output violates the schema (``ok`` is a string)."""
+"""A structured probe whose output violates the schema (``ok`` is a string).
+
+Its interaction differs from :data:`STRUCTURED_VALID`'s (the question), so a live adapter's
+server can answer it differently: an adapter that always claims validity is caught either way.
+"""
 
 _TEXT = "Hello from the templiqx conformance kit.\nSecond line ✓"
 TEXT = Probe(
@@ -144,7 +212,42 @@ TEXT = Probe(
 )
 """A text probe: the output is a two-line string."""
 
-ALL_PROBES = (STRUCTURED_VALID, STRUCTURED_INVALID, TEXT)
+WEATHER = ToolCall(
+    id="call_kit_weather_01",
+    name="get_weather",
+    argument_fragments=('{"ci', 'ty": "Edi', "nburgh", '", "units', '": "c"}'),
+)
+STOCK = ToolCall(
+    id="call_kit_stock_02",
+    name="get_stock_price",
+    argument_fragments=('{"tick', 'er": "AA', 'PL", "exchange": ', '"NASDAQ"}'),
+)
+
+
+def _tool_calls_probe(calls: tuple[ToolCall, ...]) -> Probe:
+    output = {
+        "tool_calls": [
+            {"id": call.id, "name": call.name, "arguments": json.loads(call.arguments)}
+            for call in calls
+        ]
+    }
+    return Probe(
+        name="tool-calls",
+        capability=STRUCTURED_OUTPUT,
+        interaction=tool_interaction(),
+        output=output,
+        content=canonical_json(output).decode("utf-8"),
+        schema_valid=True,
+        tool_calls=calls,
+    )
+
+
+TOOL_CALLS = _tool_calls_probe((WEATHER, STOCK))
+"""A probe the model answers with two parallel tool calls (a fixture adapter replays the
+``{"tool_calls": [...]}`` output; a wire adapter must assemble it from the calls' fragments)."""
+
+PROBES: tuple[Probe, ...] = (STRUCTURED_VALID, STRUCTURED_INVALID, TEXT, TOOL_CALLS)
+"""Every probe the kit knows, in the order checks send them (add new probes here)."""
 
 
 def applicable_probes(capabilities: list[str]) -> list[Probe]:
@@ -154,7 +257,7 @@ def applicable_probes(capabilities: list[str]) -> list[Probe]:
     the adapter is called, so the kit never sends such a probe.
     """
     declared = set(capabilities)
-    return [probe for probe in ALL_PROBES if probe.capability in declared]
+    return [probe for probe in PROBES if probe.capability in declared]
 
 
 def without_fixture_output(request: ExecutionRequest) -> ExecutionRequest:

@@ -19,6 +19,8 @@ from templiqx_ports import CancelToken, RuntimeAdapter
 
 __all__ = ["Outcome", "describe_error", "run_execute", "run_streaming"]
 
+_POLL_S = 0.02
+
 
 @dataclass
 class Outcome:
@@ -51,7 +53,13 @@ def describe_error(error: BaseException) -> str:
     return f"{type(error).__name__}{code_part}: {error}"
 
 
-def _run(call: Callable[[], Any], outcome: Outcome, timeout: float, done: threading.Event) -> None:
+def _run(
+    call: Callable[[], Any],
+    outcome: Outcome,
+    timeout: float,
+    done: threading.Event,
+    cutoff: Callable[[], float | None] | None = None,
+) -> None:
     start = time.monotonic()
 
     def work() -> None:
@@ -66,7 +74,18 @@ def _run(call: Callable[[], Any], outcome: Outcome, timeout: float, done: thread
 
     worker = threading.Thread(target=work, name="templiqx-conformance-call", daemon=True)
     worker.start()
-    if not done.wait(timeout):
+    if cutoff is None:
+        finished = done.wait(timeout)
+    else:
+        finished = False
+        while not finished:
+            finished = done.wait(_POLL_S)
+            now = time.monotonic()
+            limit = cutoff()
+            if now - start > timeout or (limit is not None and now > limit):
+                finished = done.is_set()
+                break
+    if not finished:
         outcome.timed_out = True
         outcome.elapsed = time.monotonic() - start
 
@@ -86,11 +105,14 @@ def run_streaming(
     cancel: CancelToken | None = None,
     on_event: Callable[[Any], None] | None = None,
     grace: float = 0.0,
+    cutoff: Callable[[], float | None] | None = None,
 ) -> Outcome:
     """Call ``adapter.execute_streaming(request, sink, cancel=cancel)`` with a deadline.
 
     ``on_event`` is called after each event is recorded (e.g. to set a cancel token). After the
-    call ends the kit waits ``grace`` seconds so that events sent late are observed.
+    call ends the kit waits ``grace`` seconds so that events sent late are observed. ``cutoff``
+    may return an earlier deadline once one is known (``time.monotonic()`` value), e.g. a
+    moment after a cancel token was set.
     """
     outcome = Outcome()
     done = threading.Event()
@@ -110,7 +132,7 @@ def run_streaming(
             return adapter.execute_streaming(request, sink)
         return adapter.execute_streaming(request, sink, cancel=cancel)
 
-    _run(call, outcome, timeout, done)
+    _run(call, outcome, timeout, done, cutoff)
     if grace > 0 and not outcome.timed_out:
         time.sleep(grace)
     return outcome

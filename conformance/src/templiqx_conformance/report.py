@@ -62,7 +62,7 @@ class ConformanceReport(msgspec.Struct, kw_only=True, frozen=True, forbid_unknow
     """Every check of one run against one adapter.
 
     ``adapter`` is the descriptor the adapter reported (``None`` when ``descriptor()`` itself
-    failed). ``transport`` is ``"openai"`` when the transport suite ran, else ``None``. ``ok`` is
+    failed). ``transport`` names the wire when the transport suite ran, else ``None``. ``ok`` is
     true when no check failed.
     """
 

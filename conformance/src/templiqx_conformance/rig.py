@@ -1,38 +1,53 @@
 """How the kit reaches an adapter: a *rig* makes fresh adapters and arranges what they produce.
 
-The fixture rig hands the kit's expected output to the adapter as ``fixture_output``. Transport
-rigs (see :mod:`templiqx_conformance.openai_suite`) run a loopback server, make adapters pointed
-at it, and script the server to answer with the kit's output.
+The fixture rig hands the kit's expected output to the adapter as ``fixture_output``. The wire
+rig (:mod:`templiqx_conformance.wire_rig`) runs a loopback server that plays the model in the
+provider's own bytes, makes adapters pointed at it, and scripts what the server answers.
+
+Credentials: when the author's factory accepts a keyword argument ``api_key``, every adapter the
+rig makes receives :data:`KIT_SECRET`, a marker credential the kit then looks for in everything
+the adapter produces (``secrets.not_exposed``), beside the secrets the target declares.
 """
 
 from __future__ import annotations
 
 import abc
+import inspect
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from templiqx_conformance.probes import Probe
 from templiqx_conformance.target import AdapterTarget, FailureCase
 from templiqx_contracts import ExecutionRequest
 from templiqx_ports import RuntimeAdapter
 
-__all__ = ["DrivenFailure", "FixtureRig", "Rig", "driven_from_case"]
+__all__ = ["KIT_SECRET", "DrivenFailure", "FixtureRig", "Rig", "driven_from_case"]
+
+KIT_SECRET: Final = "tqx-kit-secret-4b7e9d21c0a85f36"
+"""The marker credential handed to factories that accept ``api_key``; it must never leak."""
 
 
 @dataclass(frozen=True)
 class DrivenFailure:
     """One way the kit makes the adapter fail: arrange, make an adapter, send a request.
 
-    ``code`` is the code the raised error must carry; ``None`` accepts any code (the kit then
-    checks only that the projection agrees with the raised error).
+    ``code`` is the code the raised error must carry; ``None`` accepts any runtime code (the
+    kit then checks only that the projection agrees with the raised error). ``arrange`` is
+    called with the request about to be sent. ``after_deltas`` says the failure happens once
+    deltas went out (the stream must still end in ``Failed``). ``modes`` are the calls to drive
+    it through; ``capability``, when set, limits the case to adapters declaring it.
     """
 
     label: str
     code: str | None
     make_adapter: Callable[[], RuntimeAdapter]
     prepare: Callable[[ExecutionRequest], ExecutionRequest] | None = None
-    arrange: Callable[[], None] | None = None
+    arrange: Callable[[ExecutionRequest], None] | None = None
+    after_deltas: bool = False
+    modes: tuple[str, ...] = ("execute", "execute_streaming")
+    capability: str | None = None
 
 
 def driven_from_case(case: FailureCase) -> DrivenFailure:
@@ -42,25 +57,59 @@ def driven_from_case(case: FailureCase) -> DrivenFailure:
     )
 
 
+def accepts_api_key(factory: Callable[..., Any]) -> bool:
+    """Whether ``factory`` takes a keyword argument named ``api_key``."""
+    try:
+        parameters = inspect.signature(factory).parameters
+    except (TypeError, ValueError):
+        return False
+    parameter = parameters.get("api_key")
+    return parameter is not None and parameter.kind in (
+        inspect.Parameter.POSITIONAL_OR_KEYWORD,
+        inspect.Parameter.KEYWORD_ONLY,
+    )
+
+
 class Rig(abc.ABC):
     """Makes adapters for one target and arranges their outputs."""
 
-    transport: str | None = None
     with_fixture: bool = True
 
     def __init__(self, target: AdapterTarget) -> None:
         self.target = target
+        self._marked = accepts_api_key(target.factory)
+
+    def call_factory(self, *args: Any) -> Any:
+        """The author's factory called with ``args`` (and the marker credential if it takes one)."""
+        if self._marked:
+            return self.target.factory(*args, api_key=KIT_SECRET)
+        return self.target.factory(*args)
 
     @abc.abstractmethod
     def make_adapter(self) -> Any:
         """A fresh adapter (not yet type-checked: the caller does that)."""
 
-    def serve(self, probe: Probe) -> None:  # noqa: B027 - optional hook, a no-op by default
-        """Arrange that executions from now on produce ``probe.output`` (fixture rig: nothing)."""
+    def serve(self, probe: Probe, *, hold: threading.Event | None = None) -> None:  # noqa: B027
+        """Arrange that executions from now on produce ``probe.output`` (fixture rig: nothing).
+
+        ``hold``: a streamed answer pauses after its first fragment until ``hold`` is set (at
+        most half a second), so a token set when the first delta arrives finds the rest unread.
+        """
+
+    def accepts(self, probe: Probe) -> bool:
+        """Whether this rig can drive ``probe`` (e.g. a wire that cannot send tool calls)."""
+        return True
 
     def failures(self) -> list[DrivenFailure]:
         """The failures to exercise: the author's cases, plus the rig's own."""
         return [driven_from_case(case) for case in self.target.failures]
+
+    def secrets(self) -> list[tuple[str, str]]:
+        """``(label, secret)`` for every credential that must never leak."""
+        found = [(f"declared secret #{i + 1}", s) for i, s in enumerate(self.target.secrets)]
+        if self._marked:
+            found.append(("the kit's marker credential (passed as api_key)", KIT_SECRET))
+        return found
 
     def close(self) -> None:  # noqa: B027 - optional hook, a no-op by default
         """Release what the rig holds (servers, threads)."""
@@ -70,4 +119,4 @@ class FixtureRig(Rig):
     """Calls the zero-argument factory; outputs travel as ``fixture_output``."""
 
     def make_adapter(self) -> Any:
-        return self.target.factory()
+        return self.call_factory()

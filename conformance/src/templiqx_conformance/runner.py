@@ -21,6 +21,9 @@ from templiqx_conformance.report import (
 )
 from templiqx_conformance.rig import FixtureRig, Rig
 from templiqx_conformance.target import AdapterTarget, FailureCase, TargetError, as_target
+from templiqx_conformance.transport_suite import TRANSPORT_CHECKS
+from templiqx_conformance.wire import Wire
+from templiqx_conformance.wire_rig import WireRig
 from templiqx_contracts import AdapterDescriptor
 from templiqx_ports import RuntimeAdapter
 
@@ -29,35 +32,21 @@ __all__ = ["KIT_VERSION", "check_names", "checks_for", "run_check", "run_conform
 KIT_VERSION = "0.2.0"
 
 
-def _transport_checks(transport: str) -> tuple[Check, ...]:
-    if transport == "openai":
-        from templiqx_conformance.openai_suite import OPENAI_CHECKS
+def checks_for(transport: str | Wire | None) -> tuple[Check, ...]:
+    """Every check of the suite for ``transport`` (``None``: the fixture suite), in run order.
 
-        return OPENAI_CHECKS
-    raise TargetError(f"unknown transport {transport!r}")
-
-
-def checks_for(transport: str | None) -> tuple[Check, ...]:
-    """Every check of the suite for ``transport`` (``None``: the fixture suite), in run order."""
-    core = tuple(check for check in CORE_CHECKS if transport in check.suites)
-    if transport is None:
-        return core
-    return core + _transport_checks(transport)
+    Every transport runs the same checks: the port checks, then the transport suite.
+    """
+    return CORE_CHECKS if transport is None else CORE_CHECKS + TRANSPORT_CHECKS
 
 
-def check_names(transport: str | None = None) -> list[str]:
+def check_names(transport: str | Wire | None = None) -> list[str]:
     """The names of the checks :func:`run_conformance` runs for ``transport``."""
     return [check.name for check in checks_for(transport)]
 
 
 def _make_rig(target: AdapterTarget) -> Rig:
-    if target.transport is None:
-        return FixtureRig(target)
-    if target.transport == "openai":
-        from templiqx_conformance.openai_suite import OpenAIRig
-
-        return OpenAIRig(target)
-    raise TargetError(f"unknown transport {target.transport!r}")
+    return FixtureRig(target) if target.wire is None else WireRig(target)
 
 
 def _run_one(check: Check, rig: Rig) -> CheckResult:
@@ -94,11 +83,12 @@ def run_check(
     name: str,
     factory: AdapterTarget | Callable[..., RuntimeAdapter],
     *,
-    transport: str | None = None,
+    transport: str | Wire | None = None,
     failures: Sequence[FailureCase] | None = None,
+    secrets: Sequence[str] | None = None,
 ) -> CheckResult:
     """Run the single check called ``name`` against the adapter the factory makes."""
-    target = as_target(factory, transport=transport, failures=failures)
+    target = as_target(factory, transport=transport, failures=failures, secrets=secrets)
     by_name = {check.name: check for check in checks_for(target.transport)}
     if name not in by_name:
         raise TargetError(
@@ -114,18 +104,20 @@ def run_check(
 def run_conformance(
     factory: AdapterTarget | Callable[..., RuntimeAdapter],
     *,
-    transport: str | None = None,
+    transport: str | Wire | None = None,
     failures: Sequence[FailureCase] | None = None,
+    secrets: Sequence[str] | None = None,
     checks: Iterable[str] | None = None,
 ) -> ConformanceReport:
     """Run the kit against an adapter and return the report.
 
     ``factory`` is a zero-argument adapter factory (fixture suite), a factory receiving the
-    loopback base URL (with ``transport="openai"``), or an :class:`AdapterTarget`. ``failures``
-    lists the failures the adapter can be driven into. ``checks`` restricts the run to the named
-    checks (all by default).
+    loopback base URL (with a ``transport``: ``"openai"``, a registered name, or a
+    :class:`~templiqx_conformance.wire.Wire`), or an :class:`AdapterTarget`. ``failures``
+    lists the failures the adapter can be driven into, ``secrets`` the credentials it holds.
+    ``checks`` restricts the run to the named checks (all by default).
     """
-    target = as_target(factory, transport=transport, failures=failures)
+    target = as_target(factory, transport=transport, failures=failures, secrets=secrets)
     suite = checks_for(target.transport)
     if checks is not None:
         wanted = list(checks)
@@ -146,7 +138,7 @@ def run_conformance(
         api_version=REPORT_API_VERSION,
         kit_version=KIT_VERSION,
         adapter=descriptor,
-        transport=target.transport,
+        transport=target.transport_name,
         ok=not any(result.status is CheckStatus.FAILED for result in results),
         checks=results,
     )

@@ -2,12 +2,17 @@
 
 * A **fixture-mode** factory takes no argument and returns a ready adapter. The kit sends its
   probes with ``fixture_output`` set, so fixture-replaying adapters produce the kit's outputs.
-* A **transport-mode** factory (``transport="openai"``) takes the base URL of the kit's loopback
+* A **transport-mode** factory (``transport="openai"``, another registered name, or a
+  :class:`~templiqx_conformance.wire.Wire` instance) takes the base URL of the kit's loopback
   server (e.g. ``http://127.0.0.1:41234/v1``) and returns an adapter that talks to it; the kit
-  serves every completion itself.
+  serves every answer itself, in the wire's bytes.
+* Either factory may take a keyword argument ``api_key``: it then receives the kit's marker
+  credential, which must never appear in anything the adapter produces. ``secrets`` declares
+  further credentials the adapter holds (they are never printed in a report).
 * A :class:`FailureCase` tells the kit how to drive the adapter into one failure: a factory for an
   adapter whose next execution of the kit's request fails with ``code`` (and optionally a way to
   change the request, e.g. :func:`~templiqx_conformance.probes.without_fixture_output`).
+* ``recordings`` (transport mode) are provider responses to replay, with what they must give.
 """
 
 from __future__ import annotations
@@ -16,11 +21,14 @@ import importlib
 import os
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
 
 from templiqx_contracts import ExecutionRequest
 from templiqx_ports import RuntimeAdapter
+
+if TYPE_CHECKING:
+    from templiqx_conformance.wire import Recording, Wire
 
 __all__ = [
     "TRANSPORTS",
@@ -40,7 +48,10 @@ TransportAdapterFactory = Callable[[str], RuntimeAdapter]
 """Receives the loopback server's base URL and returns a fresh adapter talking to it."""
 
 TRANSPORTS = ("openai",)
-"""Transport suites the kit knows: ``openai`` (OpenAI-compatible chat completions over HTTP)."""
+"""The transports built into the kit: ``openai`` (OpenAI-compatible chat completions over HTTP).
+More are registered under the ``templiqx.conformance.wires`` entry-point group or passed as a
+:class:`~templiqx_conformance.wire.Wire`; :func:`~templiqx_conformance.transport_names` lists all.
+"""
 
 
 class TargetError(ValueError):
@@ -71,51 +82,84 @@ class FailureCase:
 class AdapterTarget:
     """Everything the kit needs to exercise one adapter.
 
-    ``call_timeout`` bounds every single adapter call the kit makes (seconds); an adapter that
-    does not return in time fails the check that made the call.
+    ``transport`` is ``None`` (fixture mode), a transport name, or a
+    :class:`~templiqx_conformance.wire.Wire`. ``secrets`` are credentials that must never appear
+    in an event, receipt, error or diagnostic. ``recordings`` are provider responses to replay
+    (transport mode only). ``call_timeout`` bounds every single adapter call the kit makes
+    (seconds); an adapter that does not return in time fails the check that made the call.
     """
 
     factory: Callable[..., RuntimeAdapter]
-    transport: str | None = None
+    transport: str | Wire | None = None
     failures: Sequence[FailureCase] = field(default_factory=tuple)
     call_timeout: float = 10.0
+    secrets: Sequence[str] = field(default_factory=tuple)
+    recordings: Sequence[Recording] = field(default_factory=tuple)
+    wire: Wire | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        from templiqx_conformance.transports import resolve_wire
+        from templiqx_conformance.wire import Recording
+
         if not callable(self.factory):
             raise TargetError(f"the adapter factory must be callable, got {self.factory!r}")
-        if self.transport is not None and self.transport not in TRANSPORTS:
-            raise TargetError(
-                f"unknown transport {self.transport!r}: the kit knows {', '.join(TRANSPORTS)}"
-            )
+        if self.transport is not None:
+            object.__setattr__(self, "wire", resolve_wire(self.transport))
         for case in self.failures:
             if not isinstance(case, FailureCase):
                 raise TargetError(f"failure cases must be FailureCase values, got {case!r}")
         if self.call_timeout <= 0:
             raise TargetError("call_timeout must be a positive number of seconds")
+        if isinstance(self.secrets, str) or not all(
+            isinstance(secret, str) and len(secret) >= 8 for secret in self.secrets
+        ):
+            raise TargetError(
+                "secrets must be a list of credential strings of at least 8 characters"
+            )
+        for recording in self.recordings:
+            if not isinstance(recording, Recording):
+                raise TargetError(f"recordings must be Recording values, got {recording!r}")
+        if self.recordings and self.transport is None:
+            raise TargetError(
+                "recordings are replayed by the kit's server: give a transport (a Wire) too"
+            )
+
+    @property
+    def transport_name(self) -> str | None:
+        """The transport's name (``None`` in fixture mode)."""
+        return self.wire.name if self.wire is not None else None
 
 
 def as_target(
     factory: AdapterTarget | Callable[..., RuntimeAdapter],
     *,
-    transport: str | None = None,
+    transport: str | Wire | None = None,
     failures: Sequence[FailureCase] | None = None,
+    secrets: Sequence[str] | None = None,
 ) -> AdapterTarget:
-    """Normalize what an author passed: an :class:`AdapterTarget` or a bare factory."""
+    """Normalize what an author passed: an :class:`AdapterTarget` or a bare factory.
+
+    ``failures`` and ``secrets`` given beside a target are added to its own.
+    """
     if isinstance(factory, AdapterTarget):
         if transport is not None and transport != factory.transport:
             raise TargetError(
                 f"the target already says transport={factory.transport!r}; "
                 f"do not pass transport={transport!r} as well"
             )
-        if failures:
-            return AdapterTarget(
-                factory=factory.factory,
-                transport=factory.transport,
-                failures=(*factory.failures, *failures),
-                call_timeout=factory.call_timeout,
+        if failures or secrets:
+            return replace(
+                factory,
+                failures=(*factory.failures, *(failures or ())),
+                secrets=(*factory.secrets, *(secrets or ())),
             )
         return factory
-    return AdapterTarget(factory=factory, transport=transport, failures=tuple(failures or ()))
+    return AdapterTarget(
+        factory=factory,
+        transport=transport,
+        failures=tuple(failures or ()),
+        secrets=tuple(secrets or ()),
+    )
 
 
 def load_object(reference: str) -> Any:

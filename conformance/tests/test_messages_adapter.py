@@ -1,0 +1,426 @@
+"""A non-OpenAI adapter through the wire hook, and every bug issue #17 planted in one, caught.
+
+The subject is the worked example ``examples/anthropic-style-adapter`` (``acme_messages``): a
+Messages-style HTTP adapter on ``http.client`` whose streams are named events (``event:
+message_start`` / ``content_block_delta`` with ``text_delta`` or ``input_json_delta`` /
+``message_stop``, ``event: error``), with its :class:`~templiqx_conformance.Wire`
+(``messages_wire.MessagesWire``). The clean adapter passes every check; each variant below
+plants one bug from the issue's table, and the check named beside it must fail with a message
+that says what is wrong. Each variant runs only its own check, to keep the run short.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, replace
+from typing import Any
+
+import pytest
+from acme_messages import MessagesRuntime, MessagesSettings
+from acme_messages.exchange import Exchange
+from acme_messages.failures import Code, failure
+from acme_messages.messages import StreamReader
+from messages_wire import MODEL, MessagesWire, make_runtime, target
+
+from templiqx_conformance import (
+    AdapterTarget,
+    CheckStatus,
+    FailureCase,
+    check_names,
+    run_check,
+    run_conformance,
+)
+from templiqx_conformance.loopback import LoopbackServer, RecordedRequest, Reply
+from templiqx_conformance.wire import Answer, fragments
+from templiqx_conformance.wire_rig import opening, render
+from templiqx_contracts import (
+    Complete,
+    Delta,
+    ExecutionReceipt,
+    ExecutionRequest,
+    StreamEvent,
+    ToolCallDelta,
+    fingerprint,
+)
+from templiqx_ports import CancelToken, PortError, StreamSink, failed_event
+
+WIRE = MessagesWire()
+
+
+def test_the_clean_adapter_passes_every_check() -> None:
+    report = run_conformance(target)
+    assert report.ok, "\n".join(check.message for check in report.failed_checks)
+    assert [check.name for check in report.checks] == check_names(WIRE)
+    assert report.transport == "acme-messages"
+    not_applicable = [c.name for c in report.checks if c.status is CheckStatus.NOT_APPLICABLE]
+    assert not_applicable == ["streaming.default_projection"]
+
+
+# --- the author's own server, for author-supplied failure cases ---------------------------------
+
+
+@pytest.fixture(scope="module")
+def author_server() -> Iterator[LoopbackServer]:
+    """What an author might point failure cases at: a 503, and an error after two deltas."""
+    answer = Answer("author", fragments('{"ok": true, "note": "cut"}'), structured=True)
+    overloaded = [*opening(WIRE, answer, 2), *WIRE.encode_stream_error("overloaded")]
+    whole = Reply.json({"type": "error", "error": {"type": "overloaded_error", "message": "busy"}})
+
+    def mid_stream(request: RecordedRequest) -> Reply:
+        return Reply.stream(render(overloaded)) if WIRE.is_stream_request(request) else whole
+
+    routes = {
+        "/mid-stream/v1/messages": mid_stream,
+        "/status/v1/messages": Reply.error(503, body=WIRE.encode_error(503, "busy")),
+    }
+    with LoopbackServer(routes=routes) as server:
+        yield server
+
+
+def mid_stream_cases(runtime: type[MessagesRuntime], server: LoopbackServer) -> list[FailureCase]:
+    url = server.base_url + "/mid-stream"
+    return [
+        FailureCase(
+            code=Code.UNAVAILABLE.value,
+            factory=lambda: runtime(
+                MessagesSettings(base_url=url, api_key="sk-author-1", model=MODEL)
+            ),
+            name="overloaded after two deltas",
+        )
+    ]
+
+
+def status_cases(runtime: type[MessagesRuntime], server: LoopbackServer) -> list[FailureCase]:
+    url = server.base_url + "/status"
+    return [
+        FailureCase(
+            code=Code.UNAVAILABLE.value,
+            factory=lambda: runtime(
+                MessagesSettings(base_url=url, api_key="sk-author-1", model=MODEL)
+            ),
+            name="HTTP 503",
+        )
+    ]
+
+
+def test_author_failure_cases_pass_against_the_clean_adapter(author_server: LoopbackServer) -> None:
+    cases = mid_stream_cases(MessagesRuntime, author_server) + status_cases(
+        MessagesRuntime, author_server
+    )
+    result = run_check("failure.projection", replace(target, failures=cases))
+    assert result.status is CheckStatus.PASSED, result.message
+
+
+# --- the planted bugs ---------------------------------------------------------------------------
+
+
+class BentSink(MessagesRuntime):
+    """A variant that bends what the clean stream emits (see :meth:`bend`)."""
+
+    def bend(self, sink: StreamSink) -> StreamSink:
+        return sink
+
+    def execute_streaming(
+        self, request: ExecutionRequest, sink: StreamSink, *, cancel: CancelToken | None = None
+    ) -> ExecutionReceipt:
+        return super().execute_streaming(request, self.bend(sink), cancel=cancel)
+
+
+class StreamedFingerprintDiffers(BentSink):
+    """The streamed receipt fingerprints the streamed text, not the output."""
+
+    def bend(self, sink: StreamSink) -> StreamSink:
+        texts: list[str] = []
+
+        def bent(event: StreamEvent) -> None:
+            if isinstance(event, Delta):
+                texts.append(event.text)
+            if isinstance(event, Complete):
+                receipt = event.receipt
+                event = Complete.of(
+                    ExecutionReceipt(
+                        adapter=receipt.adapter,
+                        request_fingerprint=receipt.request_fingerprint,
+                        output_fingerprint=fingerprint("".join(texts)),
+                        output=receipt.output,
+                        output_schema_valid=receipt.output_schema_valid,
+                    )
+                )
+            sink(event)
+
+        return bent
+
+
+class RawArgumentsReader(StreamReader):
+    def handle(self, event: Any) -> list[Delta | ToolCallDelta]:
+        deltas = super().handle(event)
+        if self.done:
+            for block in self.reply.blocks:
+                if block.kind == "tool_use":
+                    block.input = block.text  # the arguments' JSON text, never parsed
+        return deltas
+
+
+class UnparsedStreamedArguments(MessagesRuntime):
+    """Tool-call arguments stay a string on the streaming path only."""
+
+    reader_class = RawArgumentsReader
+
+
+class TwoTerminals(BentSink):
+    """A successful stream ends with Complete twice."""
+
+    def bend(self, sink: StreamSink) -> StreamSink:
+        def bent(event: StreamEvent) -> None:
+            sink(event)
+            if isinstance(event, Complete):
+                sink(event)
+
+        return bent
+
+
+class NoFailedAfterDeltas(MessagesRuntime):
+    """Once deltas went out, a failure is raised without its Failed event."""
+
+    def execute_streaming(
+        self, request: ExecutionRequest, sink: StreamSink, *, cancel: CancelToken | None = None
+    ) -> ExecutionReceipt:
+        sent = [0]
+
+        def counting(event: StreamEvent) -> None:
+            sent[0] += isinstance(event, (Delta, ToolCallDelta))
+            sink(event)
+
+        try:
+            receipt = self._stream(request, counting, cancel)
+        except PortError as error:
+            if not sent[0]:
+                sink(failed_event(error))
+            raise
+        sink(Complete.of(receipt))
+        return receipt
+
+
+class Reversed(BentSink):
+    """Deltas are held back and emitted in reverse order before the terminal event."""
+
+    def bend(self, sink: StreamSink) -> StreamSink:
+        held: list[StreamEvent] = []
+
+        def bent(event: StreamEvent) -> None:
+            if isinstance(event, (Delta, ToolCallDelta)):
+                held.append(event)
+                return
+            for delta in reversed(held):
+                sink(delta)
+            sink(event)
+
+        return bent
+
+
+class FirstDeltaDropped(BentSink):
+    """The first delta never reaches the sink."""
+
+    def bend(self, sink: StreamSink) -> StreamSink:
+        seen = [0]
+
+        def bent(event: StreamEvent) -> None:
+            if isinstance(event, (Delta, ToolCallDelta)):
+                seen[0] += 1
+                if seen[0] == 1:
+                    return
+            sink(event)
+
+        return bent
+
+
+class NeverConsulted(MessagesRuntime):
+    """The cancel token is never looked at."""
+
+    def execute_streaming(
+        self, request: ExecutionRequest, sink: StreamSink, *, cancel: CancelToken | None = None
+    ) -> ExecutionReceipt:
+        return super().execute_streaming(request, sink, cancel=None)
+
+
+class CheckedBeforeSending(MessagesRuntime):
+    """The token is looked at once, before the request is sent."""
+
+    def _exchange(
+        self, body: dict[str, Any], *, stream: bool, cancel: CancelToken | None
+    ) -> Exchange:
+        if cancel is not None and cancel.is_set():
+            raise failure(Code.CANCELLED, "the call was cancelled by the caller")
+        return super()._exchange(body, stream=stream, cancel=None)
+
+
+class BetweenReadsExchange(Exchange):
+    watches_blocked_reads = False
+
+
+class CheckedBetweenReads(MessagesRuntime):
+    """The token is looked at when a read returns, never while one is blocked."""
+
+    exchange_class = BetweenReadsExchange
+
+
+class KeyInErrors(MessagesRuntime):
+    """HTTP errors name the API key 'to help debugging'."""
+
+    def _status_failure(self, exchange: Exchange, status: int, head: dict[str, str]) -> PortError:
+        error = super()._status_failure(exchange, status, head)
+        return failure(Code(error.code), f"HTTP {status} for key {self.settings.api_key}")
+
+
+class SchemaAlwaysValid(MessagesRuntime):
+    """output_schema_valid is always true."""
+
+    def _receipt(
+        self, request: ExecutionRequest, body: dict[str, Any], output: Any
+    ) -> ExecutionReceipt:
+        receipt = super()._receipt(request, body, output)
+        return ExecutionReceipt(
+            adapter=receipt.adapter,
+            request_fingerprint=receipt.request_fingerprint,
+            output_fingerprint=receipt.output_fingerprint,
+            output=receipt.output,
+            output_schema_valid=True,
+        )
+
+
+def made(runtime: type[MessagesRuntime], **limits: int) -> Callable[[str, str], MessagesRuntime]:
+    def make(base_url: str, api_key: str) -> MessagesRuntime:
+        settings = make_runtime(base_url, api_key).settings
+        return runtime(replace(settings, **limits))
+
+    return make
+
+
+@dataclass(frozen=True)
+class Planted:
+    """One row of the issue's table: the bug, its adapter, the check and what it must say."""
+
+    bug: str
+    factory: Callable[[str, str], MessagesRuntime]
+    check: str
+    phrase: str
+    failures: Callable[[LoopbackServer], list[FailureCase]] | None = None
+
+
+UNBOUNDED = {"max_response_bytes": 1 << 40, "max_line_bytes": 1 << 40, "max_stream_bytes": 1 << 40}
+
+PLANTED = [
+    Planted(
+        "streamed receipt's output fingerprint differs from execute's",
+        made(StreamedFingerprintDiffers),
+        "streaming.complete_matches_execute",
+        "the Complete receipt differs:\n    output_fingerprint: execute",
+    ),
+    Planted(
+        "tool-call arguments left unparsed on the streaming path only",
+        made(UnparsedStreamedArguments),
+        "streaming.deltas_match_output",
+        "a receipt's arguments must be the parsed JSON of the joined fragments",
+    ),
+    Planted(
+        "two terminal events",
+        made(TwoTerminals),
+        "streaming.event_order",
+        "stream has 2 terminal events (Complete at",
+    ),
+    Planted(
+        "no Failed once deltas went out (author supplied mid-stream failure cases)",
+        made(NoFailedAfterDeltas),
+        "failure.projection",
+        "overloaded after two deltas via execute_streaming: exactly one Failed must be emitted, "
+        "got 0 in [Delta, Delta]",
+        lambda server: mid_stream_cases(NoFailedAfterDeltas, server),
+    ),
+    Planted(
+        "the same, author supplied only HTTP-status failure cases",
+        made(NoFailedAfterDeltas),
+        "failure.projection",
+        "in-band error after 2 deltas via execute_streaming: exactly one Failed must be emitted, "
+        "got 0 in [Delta, Delta]",
+        lambda server: status_cases(NoFailedAfterDeltas, server),
+    ),
+    Planted(
+        "the same, author supplied no failure cases",
+        made(NoFailedAfterDeltas),
+        "failure.projection",
+        "connection dropped after 2 deltas via execute_streaming: exactly one Failed must be "
+        "emitted, got 0",
+    ),
+    Planted(
+        "deltas emitted in reverse order",
+        made(Reversed),
+        "streaming.deltas_match_output",
+        "which does not parse to the output",
+    ),
+    Planted(
+        "first delta dropped",
+        made(FirstDeltaDropped),
+        "streaming.deltas_match_output",
+        "none dropped, reordered or repeated",
+    ),
+    Planted(
+        "cancel token never consulted",
+        made(NeverConsulted),
+        "cancellation.token",
+        "token set before the call: the stream ended in [Complete] although the token was set",
+    ),
+    Planted(
+        "token checked only before sending",
+        made(CheckedBeforeSending),
+        "cancellation.token",
+        "token set by the sink at the first delta (structured-valid): the stream ended in "
+        "[Complete] although the token was set",
+    ),
+    Planted(
+        "token checked only between blocking reads",
+        made(CheckedBetweenReads),
+        "transport.cancellation",
+        "cancelled after 2 deltas while the server is silent: still running",
+    ),
+    Planted(
+        "API key in the error message",
+        made(KeyInErrors),
+        "secrets.not_exposed",
+        "HTTP 429 via execute: the kit's marker credential (passed as api_key) (31 characters) "
+        "appears in the raised error",
+    ),
+    Planted(
+        "no response size bounds",
+        made(MessagesRuntime, **UNBOUNDED),
+        "transport.size_bounds",
+        f"must name the {1_048_576} byte limit",
+    ),
+    Planted(
+        "output_schema_valid always true",
+        made(SchemaAlwaysValid),
+        "receipt.output_schema_valid",
+        "structured-invalid: the adapter claims output_schema_valid=True but output "
+        '{"note":"ok has the wrong type","ok":"yes"} violates schema',
+    ),
+]
+
+
+@pytest.mark.parametrize("planted", PLANTED, ids=[p.bug for p in PLANTED])
+def test_every_planted_bug_is_caught_with_a_message_saying_what_is_wrong(
+    planted: Planted, author_server: LoopbackServer
+) -> None:
+    failures = planted.failures(author_server) if planted.failures is not None else []
+    broken = AdapterTarget(factory=planted.factory, transport=WIRE, failures=failures)
+    result = run_check(planted.check, broken)
+    assert result.status is CheckStatus.FAILED, result.message
+    assert planted.phrase in result.message, result.message
+
+
+def test_the_wire_answers_in_named_events() -> None:
+    answer = Answer("a", fragments("Hi there"))
+    stream = render(WIRE.encode_stream(answer))
+    assert stream[0].startswith(b"event: message_start\ndata: {")
+    assert stream[-1] == b'event: message_stop\ndata: {"type":"message_stop"}\n\n'
+    deltas = [json.loads(w.split(b"data: ", 1)[1]) for w in stream if b"content_block_delta" in w]
+    assert [d["delta"]["text"] for d in deltas] == list(answer.fragments)
