@@ -23,6 +23,7 @@ from templiqx_core.parse import (
 )
 from templiqx_core.render import render_messages
 from templiqx_core.semver import is_semver
+from templiqx_core.sources import ContractSource, SourceMap
 from templiqx_core.tool_refs import resolve_tool_contract_refs
 from templiqx_core.validate import validate_contract
 from templiqx_core.values import validate_output, validate_values
@@ -31,6 +32,8 @@ __version__ = "0.2.0"
 
 __all__ = [
     "CORE_CODES",
+    "ContractSource",
+    "SourceMap",
     "__version__",
     "compile_interaction",
     "diff_contracts",

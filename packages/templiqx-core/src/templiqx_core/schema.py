@@ -29,12 +29,20 @@ _encode_key = msgspec.msgpack.Encoder().encode
 class EngineSchema:
     """One schema as the engine sees it: a validator, or the reason it does not compile."""
 
-    __slots__ = ("error", "formats", "validator")
+    __slots__ = ("error", "error_at", "formats", "validator")
 
-    def __init__(self, validator: Any, error: str | None, formats: FormatPlan | None) -> None:
+    def __init__(
+        self,
+        validator: Any,
+        error: str | None,
+        formats: FormatPlan | None,
+        error_at: tuple[str, ...] | None = None,
+    ) -> None:
         self.validator = validator
         self.error = error
         self.formats = formats
+        self.error_at = error_at
+        """Where in the schema the engine found ``error`` (its path segments), when known."""
 
     def errors(self, value: Any) -> list[str]:
         """Engine error messages for ``value`` (empty when valid or when the schema is broken)."""
@@ -66,7 +74,8 @@ def _build(schema: Any) -> EngineSchema:
     try:
         validator = jsonschema_rs.validator_for(schema, validate_formats=False, offline=True)
     except jsonschema_rs.ValidationError as exc:
-        return EngineSchema(None, str(exc.message), format_plan(schema))
+        where = tuple(str(segment) for segment in exc.instance_path)
+        return EngineSchema(None, str(exc.message), format_plan(schema), where)
     except Exception as exc:  # any engine failure means "does not compile"
         return EngineSchema(None, str(exc) or type(exc).__name__, format_plan(schema))
     return EngineSchema(validator, None, format_plan(schema))
