@@ -367,6 +367,7 @@ def test_14_typed_extension_validates_value_and_capability_gate() -> None:
     assert pairs(diagnostics) == [("TQX_EXTENSION_UNSUPPORTED", "/extensions/vendor.reasoning")]
     assert diagnostics[0].message == (
         "target lacks capability 'vendor.reasoning' required by extension 'vendor.reasoning'"
+        "; the target offers 'structured_output'"
     )
     compiled, diagnostics = compile_interaction(
         build(data), REQUEST, ["structured_output", "vendor.reasoning"]

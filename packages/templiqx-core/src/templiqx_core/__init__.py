@@ -22,6 +22,7 @@ from templiqx_core.parse import (
     parse_translation_bundle,
 )
 from templiqx_core.render import render_messages
+from templiqx_core.schema import OUTPUT_VIOLATION_LIMIT, output_violations
 from templiqx_core.semver import is_semver
 from templiqx_core.sources import ContractSource, SourceMap
 from templiqx_core.tool_refs import resolve_tool_contract_refs
@@ -32,6 +33,7 @@ __version__ = "0.2.0"
 
 __all__ = [
     "CORE_CODES",
+    "OUTPUT_VIOLATION_LIMIT",
     "ContractSource",
     "SourceMap",
     "__version__",
@@ -41,6 +43,7 @@ __all__ = [
     "is_date",
     "is_date_time",
     "is_semver",
+    "output_violations",
     "parse_contract",
     "parse_json_value",
     "parse_lock",
