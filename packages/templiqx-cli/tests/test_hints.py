@@ -34,7 +34,7 @@ def test_a_missing_package_names_the_root_as_given(
     code, err = _run(["validate", "welcome"], capsys)
     assert code == 2
     lines = err.splitlines()
-    assert lines[1] == "TQX_NOT_FOUND error -: not found: welcome"
+    assert lines[1] == "TQX_NOT_FOUND error: not found: welcome"  # no pointer, no `-`
     assert lines[2].startswith("  help: There is no package folder 'welcome' under the packages")
     assert lines[-1] == (
         "hint: no package folder 'welcome' in the packages root '.' (the default; no --root "
@@ -55,12 +55,19 @@ def test_failed_cases_show_why_they_failed(
     assert code == 2
     lines = err.splitlines()
     assert lines[1] == "TQX_TEST_FAILED error /cases: 1 fixture(s) failed"
-    assert lines[2] == "failed case account-digest/quiet-week:"
-    assert lines[3] == (
-        "  TQX_CAPABILITY_UNSUPPORTED error /capabilities: target lacks required capability 'text'"
+    assert lines[2] == "  help: Inspect each failed case's diagnostics."
+    assert lines[3] == "failed case account-digest/quiet-week:"
+    assert lines[4] == (
+        "  TQX_CAPABILITY_UNSUPPORTED error /capabilities: target lacks required capability "
+        "'text'; the target offers 'structured_output'"
     )
-    assert lines[4] == "    at welcome/contracts/account-digest.yaml"
-    assert lines[5].startswith("    help: ")
+    assert lines[5:9] == [
+        "    at welcome/contracts/account-digest.yaml:13:1",
+        "       |",
+        "    13 | capabilities: [text]",
+        "       | ^^^^^^^^^^^^",
+    ]
+    assert lines[9].startswith("    help: ")
     assert lines[-1] == (
         "hint: the contract requires 'text', which this command did not offer: "
         "add --capability text"
@@ -103,14 +110,19 @@ def test_a_put_error_is_located_in_the_users_file(
     code, err = _run(["--root", str(packages_root), "put", "welcome", "bad", str(source)], capsys)
     assert code == 2
     lines = err.splitlines()
-    assert lines[1].startswith("TQX_PARSE_YAML error -: invalid YAML: ")
+    assert lines[1].startswith("TQX_PARSE_YAML error: invalid YAML: ")
     assert lines[2] == f"  at {source}:4:1 (the contract text given for welcome/contracts/bad.yaml)"
+    # line 4 is where the text ends: no source line to show
     assert lines[3].startswith("  help: Fix the YAML syntax at the reported line and column")
     source.write_text("api_version: templiqx/v1alpha1\nid: bad\nversion: 1.0.0\nbogus: 1\n")
     code, err = _run(["--root", str(packages_root), "put", "welcome", "bad", str(source)], capsys)
-    assert err.splitlines()[3] == (
-        "  help: Use the strict Templiqx YAML schema; unknown fields are rejected."
-    )
+    assert err.splitlines()[2:7] == [
+        f"  at {source}:4:1 (the contract text given for welcome/contracts/bad.yaml)",
+        "    |",
+        "  4 | bogus: 1",
+        "    | ^^^^^",
+        "  help: Use the strict Templiqx YAML schema; unknown fields are rejected.",
+    ]
 
 
 def test_a_missing_fixture_output_says_which_option_gives_it(
@@ -121,7 +133,5 @@ def test_a_missing_fixture_output_says_which_option_gives_it(
     code, err = _run([*argv, "--capability", "structured_output"], capsys)
     assert code == 2
     lines = err.splitlines()
-    assert (
-        lines[1] == "TQX_DATA_INVALID error -: invalid data: fake runtime requires fixture_output"
-    )
+    assert lines[1] == "TQX_DATA_INVALID error: invalid data: fake runtime requires fixture_output"
     assert "--fixture-output FILE" in lines[2]

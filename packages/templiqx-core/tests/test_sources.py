@@ -41,7 +41,7 @@ def test_the_four_error_contract_reports_all_four_in_one_run() -> None:
     assert [(d.code, where(d)) for d in found] == [
         ("TQX_PARSE_YAML", (8, 1, 8)),  # `mesages`
         ("TQX_PARSE_YAML", (11, 15, 18)),  # `txt`
-        ("TQX_PARSE_YAML", (1, 1, 12)),  # no output_schema: the contract's mapping
+        ("TQX_PARSE_YAML", (1, 1, 1)),  # no output_schema: a point at the contract mapping
         ("TQX_SCHEMA_TYPE_UNSUPPORTED", (6, 20, 25)),  # `strng`
     ]
     assert "unknown field `mesages` in a contract (did you mean `messages`?)" in found[0].message
@@ -89,7 +89,7 @@ output_schema: {type: string}
     assert [where(d) for d in diagnostics] == [
         (4, 1, 7),  # colour
         (6, 31, 38),  # requird
-        (7, 6, 7),  # the `{` of the declaration that lacks `schema`
+        (7, 6, 6),  # a point at the declaration that lacks `schema`
         (9, 11, 14),  # usr
         (11, 80, 84),  # uper
         (12, 29, 30),  # 5

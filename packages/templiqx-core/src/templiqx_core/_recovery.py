@@ -37,6 +37,8 @@ class Collector:
         self.failed: dict[int, Node] = {}
         self.missing: set[tuple[int, str]] = set()
         self.renamed: dict[tuple[int, str], tuple[Node, Node]] = {}
+        self.whole: set[int] = set()
+        """The ``id`` of each error about a whole mapping (a missing field), not one token."""
         self._seen: set[tuple[int | None, int | None, str]] = set()
 
     def add(self, error: YamlError) -> None:
@@ -75,6 +77,7 @@ def report(error: YamlError, node: Node, *, missing: str | None = None) -> None:
         collector.failed[id(node)] = node
     else:
         collector.missing.add((id(node), missing))
+        collector.whole.add(id(error))
 
 
 def rename(mapping: Node, field: str, key: Node, value: Node) -> bool:

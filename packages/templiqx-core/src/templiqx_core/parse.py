@@ -152,17 +152,21 @@ def read_collected(
 
 
 def diagnostics_of(
-    errors: list[YamlError], source: str | bytes, file: str | None
+    errors: list[YamlError],
+    source: str | bytes,
+    file: str | None,
+    points: set[int] | frozenset[int] = frozenset(),
 ) -> list[Diagnostic]:
     """The diagnostics of ``errors`` found in ``source``, spans over the offending tokens.
 
-    A document beyond a reader limit is not scanned for its lines: its span stays a point.
+    The span of an error about a whole mapping (its ``id`` in ``points``: a missing field) and
+    of a document beyond a reader limit (not scanned for its lines) stays a point.
     """
     lines: list[str] | None = None
     found: list[Diagnostic] = []
     for error in errors:
         line_text = ""
-        if error.kind != _yaml_tree.LIMIT and error.line is not None:
+        if error.kind != _yaml_tree.LIMIT and error.line is not None and id(error) not in points:
             if lines is None:
                 text = source[:MAX_DOCUMENT_BYTES]
                 if isinstance(text, bytes):
@@ -180,7 +184,7 @@ def _parse(
     reading = read_collected(source, read)
     errors = reading.errors()
     if errors:
-        return None, diagnostics_of(errors, source, file)
+        return None, diagnostics_of(errors, source, file, reading.collector.whole)
     value: _T = reading.value
     return value, []
 

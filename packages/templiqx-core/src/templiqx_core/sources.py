@@ -242,7 +242,7 @@ class ContractSource:
         reading = read_collected(text, CONTRACT_READER)
         self._map = SourceMap(text, reading.root, reading.collector)
         errors = reading.errors()
-        self.diagnostics = diagnostics_of(errors, text, file)
+        self.diagnostics = diagnostics_of(errors, text, file, reading.collector.whole)
         built = reading.value if isinstance(reading.value, Contract) else None
         self.contract: Contract | None = None if errors else built
         self._partial: Contract | None = built if errors else None
