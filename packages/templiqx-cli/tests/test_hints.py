@@ -112,8 +112,8 @@ def test_a_put_error_is_located_in_the_users_file(
     lines = err.splitlines()
     assert lines[1].startswith("TQX_PARSE_YAML error: invalid YAML: ")
     assert lines[2] == f"  at {source}:4:1 (the contract text given for welcome/contracts/bad.yaml)"
-    # line 4 is where the text ends: no source line to show
-    assert lines[3].startswith("  help: Fix the YAML syntax at the reported line and column")
+    assert lines[3:6] == ["    |", "  4 |", "    | ^"]  # where the text ends
+    assert lines[6].startswith("  help: Fix the YAML syntax at the reported line and column")
     source.write_text("api_version: templiqx/v1alpha1\nid: bad\nversion: 1.0.0\nbogus: 1\n")
     code, err = _run(["--root", str(packages_root), "put", "welcome", "bad", str(source)], capsys)
     assert err.splitlines()[2:7] == [

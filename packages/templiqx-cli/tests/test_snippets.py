@@ -38,6 +38,7 @@ def test_a_point_span_gets_one_caret_and_the_gutter_fits_the_line_number() -> No
 
 def test_a_span_that_no_longer_fits_the_file_has_no_snippet() -> None:
     assert snippet_lines(at(9, 1), TEXT) == []  # the file got shorter
+    assert snippet_lines(at(4, 1), TEXT) == ["    |", "  4 |", "    | ^"]  # where input ends
     assert snippet_lines(at(1, 90), TEXT) == []  # or the line did
     no_span = Diagnostic.error("TQX_IO", "x", "", file="pkg/contracts/c.yaml")
     assert snippet_lines(no_span, TEXT) == []

@@ -130,6 +130,8 @@ def snippet_lines(diagnostic: Diagnostic, text: str) -> list[str]:
     if span is None:
         return []
     lines = text.splitlines()
+    if span.line == len(lines) + 1 and span.column == 1:
+        lines.append("")  # the end of the input (an unclosed bracket, an empty document)
     if not 0 < span.line <= len(lines):
         return []
     line = lines[span.line - 1]

@@ -12,9 +12,10 @@ _FLOW_STOPS: Final = ",]}"
 def token_end(line: str, column: int) -> int:
     """The column just after the token starting at 1-based ``column`` of ``line``.
 
-    A quoted scalar ends at its closing quote, a flow collection's bracket is one character,
-    and anything else (a key, a plain scalar) ends before ``: ``, `` #``, a flow separator or
-    the end of the line. A column beyond the line gives ``column`` itself.
+    A quoted scalar ends at its closing quote, a flow collection at its closing bracket (or the
+    end of the line), a block scalar's indicator is one character, and anything else (a key, a
+    plain scalar) ends before ``: ``, `` #``, a flow separator or the end of the line. A column
+    beyond the line gives ``column`` itself.
     """
     index = column - 1
     if index < 0 or index >= len(line):
@@ -34,7 +35,9 @@ def token_end(line: str, column: int) -> int:
                 return cursor + 2
             cursor += 1
         return len(line.rstrip()) + 1
-    if first in "[{|>":
+    if first in "[{":
+        return _flow_end(line, index) + 1
+    if first in "|>":
         return column + 1
     cursor = index
     while cursor < len(line):
@@ -48,3 +51,28 @@ def token_end(line: str, column: int) -> int:
         cursor += 1
     end = len(line[:cursor].rstrip())
     return max(end, index + 1) + 1
+
+
+def _flow_end(line: str, index: int) -> int:
+    """The 1-based column of the bracket closing the flow collection opened at ``index``, or
+    of the line's last character when it closes on a later line."""
+    depth = 0
+    quote = ""
+    cursor = index
+    while cursor < len(line):
+        char = line[cursor]
+        if quote:
+            if char == "\\" and quote == '"':
+                cursor += 1
+            elif char == quote:
+                quote = ""
+        elif char in "\"'":
+            quote = char
+        elif char in "[{":
+            depth += 1
+        elif char in "]}":
+            depth -= 1
+            if depth == 0:
+                return cursor + 1
+        cursor += 1
+    return len(line.rstrip())

@@ -196,8 +196,8 @@ class SourceMap:
         if isinstance(target, Scalar) and _written_plainly(target, text):
             end = column + max(len(target.value), 1)
             return SourceSpan(line=line, column=column, end_line=line, end_column=end)
-        if isinstance(target, Mapping | Sequence):
-            end = len(text.rstrip()) + 1  # a list item's collection: the rest of its line
+        if isinstance(target, Mapping | Sequence) and text[column - 1 : column] not in ("[", "{"):
+            end = len(text.rstrip()) + 1  # a block collection item: the rest of its first line
             return SourceSpan(line=line, column=column, end_line=line, end_column=max(end, column))
         end = token_end(text, column)
         return SourceSpan(line=line, column=column, end_line=line, end_column=end)

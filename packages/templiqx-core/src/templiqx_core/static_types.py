@@ -41,7 +41,7 @@ from templiqx_contracts import (
 )
 from templiqx_core import codes
 from templiqx_core.components import component_content, legacy_arguments
-from templiqx_core.suggest import closest, did_you_mean, name_list
+from templiqx_core.suggest import closest, name_list
 
 __all__ = [
     "STRING_SCHEMA",
@@ -404,8 +404,7 @@ class ContentChecker:
             self._error(
                 codes.COMPONENT_MISSING,
                 f"unknown component {quote_input(node.name)}"
-                f"{did_you_mean(node.name, components, quote_input)}; "
-                f"defined components: {name_list(components)}",
+                f"{_maybe(node.name, components)}; defined components: {name_list(components)}",
                 f"{pointer}/name",
             )
             return
@@ -426,7 +425,7 @@ class ContentChecker:
                 self._error(
                     codes.COMPONENT_ARGUMENT_UNKNOWN,
                     f"component {quote_input(node.name)} has no parameter "
-                    f"{quote_input(argument)}{did_you_mean(argument, sorted(params), quote_input)}"
+                    f"{quote_input(argument)}{_maybe(argument, sorted(params))}"
                     f"; its parameters: {name_list(sorted(params))}",
                     arg_pointer,
                 )
@@ -447,6 +446,12 @@ class ContentChecker:
 
 def _names(fields: dict[str, Any]) -> str:
     return name_list(sorted(fields))
+
+
+def _maybe(name: str, declared: list[str]) -> str:
+    """`` (did you mean 'x'?)`` when ``name`` looks like a misspelt declared name."""
+    match = closest(name, declared)
+    return "" if match is None else f" (did you mean {quote_input(match)}?)"
 
 
 def _suggestion(segment: str, declared: dict[str, Any], prefix: str) -> str:
