@@ -192,10 +192,14 @@ def json_value(node: Node, path: str, buffered: bool) -> Any:
         return resolve(node, path)
     check_collection_tag(node, path)
     if isinstance(node, Sequence):
-        return [
-            guarded(json_value, entry, item(path, index), buffered)
-            for index, entry in enumerate(node.items)
-        ]
+        values: list[Any] = []
+        for index, entry in enumerate(node.items):
+            try:  # inlined `guarded`: this loop runs for every node of every schema and value
+                values.append(json_value(entry, item(path, index), buffered))
+            except YamlError as error:
+                report(error, entry)
+                values.append(None)
+        return values
     result: dict[str, Any] = {}
     for key_node, value_node in node.pairs:
         try:
@@ -205,7 +209,11 @@ def json_value(node: Node, path: str, buffered: bool) -> Any:
         except YamlError as error:
             report(error, key_node)
             continue
-        result[key] = guarded(json_value, value_node, child(path, key), buffered)
+        try:
+            result[key] = json_value(value_node, child(path, key), buffered)
+        except YamlError as error:
+            report(error, value_node)
+            result[key] = None
     return result
 
 
