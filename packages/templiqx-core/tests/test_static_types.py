@@ -42,8 +42,8 @@ def interp(expression: dict[str, Any], *filters: str) -> dict[str, Any]:
     return {"kind": "interpolate", "expression": expression, "filters": list(filters)}
 
 
-def check(*nodes: Any, components: dict[str, Any] | None = None) -> list[tuple[str, str | None]]:
-    contract = msgspec.convert(
+def build(*nodes: Any, components: dict[str, Any] | None = None) -> Contract:
+    return msgspec.convert(
         {
             "api_version": "templiqx/v1alpha1",
             "id": "static",
@@ -56,7 +56,10 @@ def check(*nodes: Any, components: dict[str, Any] | None = None) -> list[tuple[s
         },
         Contract,
     )
-    diagnostics = validate_contract(contract)
+
+
+def check(*nodes: Any, components: dict[str, Any] | None = None) -> list[tuple[str, str | None]]:
+    diagnostics = validate_contract(build(*nodes, components=components))
     assert all(d.severity == "error" for d in diagnostics)
     # `{}` schemas (used here to get Any-kind values) are outside the bounded subset; those
     # schema diagnostics are not what these tests look at.
@@ -226,19 +229,11 @@ def test_consequences_of_an_unknown_reference_are_not_reported() -> None:
 
 
 def ref_message(path: str) -> str:
-    contract = msgspec.convert(
-        {
-            "api_version": "templiqx/v1alpha1",
-            "id": "static",
-            "version": "1.0.0",
-            "inputs": FIELDS,
-            "context": {"flag": {"schema": {"type": "boolean"}}},
-            "messages": [{"role": "user", "content": [interp(ref(path), "json")]}],
-            "output_schema": {"type": "object"},
-        },
-        Contract,
-    )
-    found = [d for d in validate_contract(contract) if d.code == "TQX_REF_UNKNOWN"]
+    found = [
+        d
+        for d in validate_contract(build(interp(ref(path), "json")))
+        if d.code == "TQX_REF_UNKNOWN"
+    ]
     assert len(found) == 1
     return found[0].message
 

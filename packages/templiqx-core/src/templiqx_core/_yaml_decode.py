@@ -202,12 +202,8 @@ def json_value(node: Node, path: str, buffered: bool) -> Any:
         return values
     result: dict[str, Any] = {}
     for key_node, value_node in node.pairs:
-        try:
-            key = key_text(key_node, path, buffered)
-            if key in result:
-                _duplicate(key_node, path, key)
-        except YamlError as error:
-            report(error, key_node)
+        key = _new_key(key_node, path, buffered, result)
+        if key is None:
             continue
         try:
             result[key] = json_value(value_node, child(path, key), buffered)
@@ -241,6 +237,19 @@ def key_text(node: Node, path: str, buffered: bool) -> str:
 
 def _duplicate(node: Node, path: str, key: str) -> NoReturn:
     fail(node, path, f"duplicate key `{key}`; every key may appear only once, remove one")
+
+
+def _new_key(node: Node, path: str, buffered: bool, taken: dict[str, Any]) -> str | None:
+    """A map key's text, or ``None`` (reported while collecting) when it is no usable key or
+    repeats one of ``taken``."""
+    try:
+        key = key_text(node, path, buffered)
+        if key in taken:
+            _duplicate(node, path, key)
+    except YamlError as error:
+        report(error, node)
+        return None
+    return key
 
 
 register_placeholder(string, str)
@@ -288,14 +297,9 @@ def map_of(read: Reader, what: str) -> Reader:
     def read_map(node: Node, path: str, buffered: bool) -> dict[str, Any]:
         result: dict[str, Any] = {}
         for key_node, value_node in _mapping(node, path, buffered, f"a mapping of {what}"):
-            try:
-                key = key_text(key_node, path, buffered)
-                if key in result:
-                    _duplicate(key_node, path, key)
-            except YamlError as error:
-                report(error, key_node)
-                continue
-            result[key] = guarded(read, value_node, child(path, key), buffered)
+            key = _new_key(key_node, path, buffered, result)
+            if key is not None:
+                result[key] = guarded(read, value_node, child(path, key), buffered)
         return result
 
     return register_placeholder(read_map, dict)
