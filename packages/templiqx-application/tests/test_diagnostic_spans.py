@@ -12,20 +12,9 @@ from .conftest import CAPS, greeting_source
 
 Factory = Callable[..., TempliqxService]
 
-FOUR_ERRORS = """\
-api_version: templiqx/v1alpha1
-id: hello
-version: 1.0.0
-inputs:
-  name:
-    schema: {type: strng}
-    required: true
-mesages:
-  - role: user
-    content:
-      - kind: txt
-        value: "Hello "
-"""
+REPO = Path(__file__).resolve().parents[3]
+# The newcomer's contract of issue #19, from the corpus of broken contracts.
+FOUR_ERRORS = (REPO / "fixtures/diagnostics/broken/contracts/four-errors.yaml").read_text("utf-8")
 
 
 def located(diagnostic: Diagnostic) -> tuple[str, str | None, int, int]:
@@ -40,10 +29,10 @@ def test_put_reports_all_four_problems_of_the_newcomers_contract(
     envelope = make_service(scratch_root).put_contract("pkg", "hello", FOUR_ERRORS)
     label = "pkg/contracts/hello.yaml"
     assert [located(d) for d in envelope.diagnostics] == [
-        ("TQX_PARSE_YAML", label, 8, 1),
-        ("TQX_PARSE_YAML", label, 11, 15),
-        ("TQX_PARSE_YAML", label, 1, 1),
-        ("TQX_SCHEMA_TYPE_UNSUPPORTED", label, 6, 20),
+        ("TQX_PARSE_YAML", label, 9, 1),
+        ("TQX_PARSE_YAML", label, 12, 15),
+        ("TQX_PARSE_YAML", label, 2, 1),
+        ("TQX_SCHEMA_TYPE_UNSUPPORTED", label, 7, 20),
     ]
     assert all(d.help for d in envelope.diagnostics)
     assert not (scratch_root / "pkg" / "contracts" / "hello.yaml").exists()

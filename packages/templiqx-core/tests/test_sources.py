@@ -2,26 +2,17 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from templiqx_contracts import Diagnostic, ToolContractRef
 from templiqx_core import ContractSource, SourceMap, parse_contract, validate_contract
 
-# The newcomer's contract of issue #19: `mesages`, `txt`, no output_schema and `strng`.
-FOUR_ERRORS = """\
-api_version: templiqx/v1alpha1
-id: bad3
-version: 1.0.0
-inputs:
-  name:
-    schema: {type: strng}
-    required: true
-mesages:
-  - role: user
-    content:
-      - kind: txt
-        value: "Hello "
-"""
+REPO = Path(__file__).resolve().parents[3]
+# The newcomer's contract of issue #19 (`mesages`, `txt`, no output_schema, `strng`), from the
+# corpus of broken contracts; its first line says what to expect.
+FOUR_ERRORS = (REPO / "fixtures/diagnostics/broken/contracts/four-errors.yaml").read_text("utf-8")
 
 
 def where(diagnostic: Diagnostic) -> tuple[int, int, int]:
@@ -39,10 +30,10 @@ def everything(text: str) -> list[Diagnostic]:
 def test_the_four_error_contract_reports_all_four_in_one_run() -> None:
     found = everything(FOUR_ERRORS)
     assert [(d.code, where(d)) for d in found] == [
-        ("TQX_PARSE_YAML", (8, 1, 8)),  # `mesages`
-        ("TQX_PARSE_YAML", (11, 15, 18)),  # `txt`
-        ("TQX_PARSE_YAML", (1, 1, 1)),  # no output_schema: a point at the contract mapping
-        ("TQX_SCHEMA_TYPE_UNSUPPORTED", (6, 20, 25)),  # `strng`
+        ("TQX_PARSE_YAML", (9, 1, 8)),  # `mesages`
+        ("TQX_PARSE_YAML", (12, 15, 18)),  # `txt`
+        ("TQX_PARSE_YAML", (2, 1, 1)),  # no output_schema: a point at the contract mapping
+        ("TQX_SCHEMA_TYPE_UNSUPPORTED", (7, 20, 25)),  # `strng`
     ]
     assert "unknown field `mesages` in a contract (did you mean `messages`?)" in found[0].message
     assert "unknown kind `txt` for a content node (did you mean `text`?)" in found[1].message
@@ -270,6 +261,6 @@ def test_located_diagnostics_of_a_valid_contract() -> None:
     assert source.diagnostics == []
     located = source.locate(validate_contract(source.contract))
     assert [(d.code, d.file, where(d)) for d in located] == [
-        ("TQX_SCHEMA_ENUM_IMPOSSIBLE", "c.yaml", (13, 31, 35)),
-        ("TQX_SCHEMA_ENUM_IMPOSSIBLE", "c.yaml", (13, 1, 14)),
+        ("TQX_SCHEMA_ENUM_IMPOSSIBLE", "c.yaml", (14, 31, 35)),
+        ("TQX_SCHEMA_ENUM_IMPOSSIBLE", "c.yaml", (14, 1, 14)),
     ]
