@@ -129,3 +129,18 @@ def test_unresolved_tool_contract_references_have_their_place(
         30,
         5,
     )
+
+
+def test_an_include_problem_names_the_contract_that_includes(
+    scratch_root: Path, make_service: Factory, write_pkg: Callable[..., Path]
+) -> None:
+    source = greeting_source().replace(
+        '      - {kind: text, value: "Hello "}', "      - {kind: include, path: partials/gone.yaml}"
+    )
+    write_pkg(scratch_root, "pkg", contracts={"hello": source})
+    (diagnostic,) = make_service(scratch_root).validate_contract("pkg", "hello").diagnostics
+    assert (diagnostic.code, diagnostic.file) == (
+        "TQX_INCLUDE_UNRESOLVED",
+        "pkg/contracts/hello.yaml",
+    )
+    assert diagnostic.help

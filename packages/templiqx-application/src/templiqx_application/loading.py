@@ -113,7 +113,10 @@ class ContractLoader:
             return LoadedContract(package, contract_id, source, None, ref_diagnostics, manifest)
         expanded, include_diagnostics = expand_includes(self._store, parsed, package)
         if expanded is None:
-            return LoadedContract(package, contract_id, source, None, include_diagnostics, manifest)
+            # an include problem is about this contract (its include node) unless it names the
+            # partial it found in; one with the include node's pointer is located in the text
+            located = read.locate(include_diagnostics)
+            return LoadedContract(package, contract_id, source, None, located, manifest)
         return LoadedContract(package, contract_id, source, expanded, [], manifest)
 
     def _manifest(self, package: str) -> PackageManifest | None:
