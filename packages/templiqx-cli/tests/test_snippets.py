@@ -129,3 +129,4 @@ def test_only_regular_files_within_the_bound_are_read(tmp_path: Path) -> None:
     assert files.text("real.yaml") == "a: 1\n"
     assert len(files) == 0
     assert list(files) == []
+    assert files  # no given file, yet it reads under the root: `files or {}` must keep it

@@ -61,6 +61,11 @@ class SourceFiles(Mapping[str, str]):
     def __len__(self) -> int:
         return len(self._given)
 
+    def __bool__(self) -> bool:
+        """Always true, even with no given file: it still reads labels under the root (so
+        ``files or {}`` keeps it)."""
+        return True
+
     def text(self, label: str) -> str | None:
         """The text of ``label``, or ``None`` when it cannot be read (or is not a label)."""
         if label not in self._texts:
