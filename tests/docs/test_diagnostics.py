@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from templiqx_application import APPLICATION_CODES, PORT_CODES
+from templiqx_application import APPLICATION_CODES, PORT_CODES, fix_hint
 from templiqx_core import CORE_CODES
 from templiqx_ports import RuntimeFailureCode
 
@@ -61,6 +61,11 @@ def test_every_emitted_code_has_a_fix_hint() -> None:
     hinted = set(CORE_CODES) | set(APPLICATION_CODES) | set(PORT_CODES)
     missing = {code: sorted(files) for code, files in emitted_codes().items() if code not in hinted}
     assert missing == {}, "add the code with a fix hint to its layer's registry"
+
+
+def test_every_code_in_the_catalogue_has_help() -> None:
+    # what every envelope gives a diagnostic that came without help (issue #19)
+    assert sorted(code for code in registered_codes() if not fix_hint(code)) == []
 
 
 def test_every_documented_code_exists() -> None:

@@ -41,7 +41,8 @@ def test_a_changed_block_is_detected(tmp_path: Path) -> None:
     gen = _gen_docs()
     page = "docs/reference/diagnostics.md"
     text = (REPO / page).read_text(encoding="utf-8")
-    tampered = text.replace("TQX_PARSE_YAML", "TQX_PARSE_YML", 1)
+    tampered = text.replace("| `TQX_PARSE_YAML` |", "| `TQX_PARSE_YML` |", 1)  # in the table
+    assert tampered != text
     assert gen.render(page, tampered) == gen.render(page, text)
     assert gen.render(page, tampered) != tampered
     for name in gen.BLOCKS:

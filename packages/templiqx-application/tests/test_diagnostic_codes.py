@@ -421,6 +421,8 @@ def test_code_is_produced(
     assert code in [d.code for d in diagnostics], diagnostics
     produced = next(d for d in diagnostics if d.code == code)
     assert produced.message
+    # a help line for every code, whichever layer built the diagnostic (issue #19)
+    assert all(d.help for d in diagnostics), [d.code for d in diagnostics if not d.help]
     expected_severity = "warning" if code == "TQX_STREAM_SINK_FAILED" else "error"
     assert produced.severity == expected_severity
     assert envelope.ok is (expected_severity == "warning")

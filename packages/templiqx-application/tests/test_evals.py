@@ -174,7 +174,15 @@ def test_schema_invalid_fake_output_keeps_the_artifact_fingerprint(
     assert isinstance(report, TestReport)
     (case,) = report.cases
     assert not case.passed
-    assert [d.code for d in case.diagnostics] == ["TQX_OUTPUT_SCHEMA"]
+    # one diagnostic per violation: the unexpected `nope` and the missing `greeting`
+    assert [(d.code, d.json_pointer) for d in case.diagnostics] == [
+        ("TQX_OUTPUT_SCHEMA", "/output"),
+        ("TQX_OUTPUT_SCHEMA", "/output"),
+    ]
+    assert sorted(d.message.split(":")[0] for d in case.diagnostics) == [
+        "/output breaks `additionalProperties`",
+        "/output breaks `required`",
+    ]
     assert case.artifact_fingerprint == fingerprint({"nope": 1})
 
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from templiqx_application import DeterministicFakeRuntime, TempliqxService
+from templiqx_application import DeterministicFakeRuntime, TempliqxService, fix_hint
 from templiqx_contracts import (
     AdapterDescriptor,
     ExecutionReceipt,
@@ -101,9 +101,21 @@ def test_output_validity_is_rechecked_whatever_the_runtime_claims(
     lying = Scripted(output={"unexpected": 1}, claims_valid=True)
     envelope = _execute(make_service(root, lying))
     assert not envelope.ok
-    (diagnostic,) = envelope.diagnostics
-    assert (diagnostic.code, diagnostic.json_pointer) == ("TQX_OUTPUT_SCHEMA", "/output")
-    assert diagnostic.message == "runtime output does not satisfy the contract schema"
+    # each violation named: where in the output, which keyword, why
+    assert [(d.code, d.json_pointer, d.message) for d in envelope.diagnostics] == [
+        (
+            "TQX_OUTPUT_SCHEMA",
+            "/output",
+            "/output breaks `additionalProperties`: Additional properties are not allowed "
+            "('unexpected' was unexpected)",
+        ),
+        (
+            "TQX_OUTPUT_SCHEMA",
+            "/output",
+            '/output breaks `required`: "greeting" is a required property',
+        ),
+    ]
+    assert all(d.help == fix_hint("TQX_OUTPUT_SCHEMA") for d in envelope.diagnostics)
     assert isinstance(envelope.result, ExecutionReceipt)  # kept even when invalid
     assert set(envelope.fingerprints) == {"request", "output"}
 
@@ -188,7 +200,7 @@ def test_port_errors_from_the_runtime(
         envelope = _execute(make_service(root, Scripted(raises=error)), stream=stream)
         (diagnostic,) = envelope.diagnostics
         assert (diagnostic.code, diagnostic.message, diagnostic.json_pointer) == (code, message, "")
-        assert diagnostic.help is None
+        assert diagnostic.help == fix_hint(code)  # every diagnostic says how to fix it
 
 
 def test_an_adapter_bug_becomes_an_internal_diagnostic_without_its_text(

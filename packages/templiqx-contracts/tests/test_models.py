@@ -162,7 +162,7 @@ def test_diagnostic_omits_absent_optionals() -> None:
         help="fix it",
     )
     assert "json_pointer" not in msgspec.to_builtins(spanned)
-    assert spanned.render() == "TQX_PARSE_YAML error -: bad\n  at c.yaml:2:3\n  help: fix it"
+    assert spanned.render() == "TQX_PARSE_YAML error: bad\n  at c.yaml:2:3\n  help: fix it"
 
 
 def test_envelope_shape() -> None:

@@ -112,7 +112,11 @@ SCENARIOS: list[Scenario] = [
     ("TQX_INVALID_ID", "/id", lambda: validate_contract(contract(id="a b"))),
     ("TQX_VERSION_INVALID", "/version", lambda: validate_contract(contract(version="1.0"))),
     ("TQX_MESSAGES_EMPTY", "/messages", lambda: validate_contract(contract(messages=[]))),
-    ("TQX_OUTPUT_SCHEMA_INVALID", "/output_schema", lambda: output({"type": "foo"})),
+    (
+        "TQX_OUTPUT_SCHEMA_INVALID",
+        "/output_schema",
+        lambda: output({"type": "string", "minLength": -1}),
+    ),
     (
         "TQX_OUTPUT_SCHEMA_INVALID",
         "/output_schema",
@@ -308,7 +312,9 @@ SCENARIOS: list[Scenario] = [
     (
         "TQX_EXTENSION_SCHEMA_INVALID",
         "/extensions/vendor.x/schema",
-        lambda: validate_contract(extension("vendor.x", schema={"type": 5})),
+        lambda: validate_contract(
+            extension("vendor.x", schema={"type": "string", "maxLength": "5"})
+        ),
     ),
     (
         "TQX_EXTENSION_VALUE",

@@ -79,19 +79,18 @@ def check(parse: Callable[..., tuple[Any, list[Diagnostic]]], source: str | byte
     value, diagnostics = parse(source, "prop.yaml")
     if diagnostics:
         assert value is None
-        assert len(diagnostics) == 1
-        diagnostic = diagnostics[0]
-        assert diagnostic.code == "TQX_PARSE_YAML"
-        assert diagnostic.severity == "error"
-        assert diagnostic.json_pointer is None
-        assert diagnostic.file == "prop.yaml"
-        assert diagnostic.help in PARSE_HELPS.values()
-        assert diagnostic.message
-        assert diagnostic.span is not None, f"no line/column: {diagnostic.message}"
-        assert diagnostic.span.line >= 1
-        assert diagnostic.span.column >= 1
-        assert diagnostic.span.end_line == diagnostic.span.line
-        assert diagnostic.span.end_column == diagnostic.span.column
+        for diagnostic in diagnostics:  # every independent problem, each located
+            assert diagnostic.code == "TQX_PARSE_YAML"
+            assert diagnostic.severity == "error"
+            assert diagnostic.json_pointer is None
+            assert diagnostic.file == "prop.yaml"
+            assert diagnostic.help in PARSE_HELPS.values()
+            assert diagnostic.message
+            assert diagnostic.span is not None, f"no line/column: {diagnostic.message}"
+            assert diagnostic.span.line >= 1
+            assert diagnostic.span.column >= 1
+            assert diagnostic.span.end_line == diagnostic.span.line
+            assert diagnostic.span.end_column >= diagnostic.span.column
     else:
         if parse is not parse_json_value:
             assert value is not None

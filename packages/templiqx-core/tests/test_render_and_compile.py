@@ -339,16 +339,18 @@ def test_capability_negotiation_collects_everything_in_order() -> None:
         ("TQX_EXTENSION_UNSUPPORTED", "/extensions/vendor.a"),
         ("TQX_EXTENSION_UNSUPPORTED", "/extensions/vendor.b"),
     ]
-    assert diagnostics[3].message == "target lacks required capability 'structured_output'"
+    assert diagnostics[3].message == (
+        "target lacks required capability 'structured_output'; the target offers 'text'"
+    )
 
 
 def test_duplicate_capabilities_give_duplicate_diagnostics() -> None:
     contract = msgspec.convert(GREETING_LIKE, Contract)
     _, diagnostics = compile_interaction(contract, RenderRequest(inputs={"name": "x"}), [])
     assert [d.message for d in diagnostics if d.code == "TQX_CAPABILITY_UNSUPPORTED"] == [
-        "target lacks required capability 'text'",
-        "target lacks required capability 'structured_output'",
-        "target lacks required capability 'text'",
+        "target lacks required capability 'text'; the target offers none",
+        "target lacks required capability 'structured_output'; the target offers none",
+        "target lacks required capability 'text'; the target offers none",
     ]
 
 

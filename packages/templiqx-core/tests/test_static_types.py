@@ -42,8 +42,8 @@ def interp(expression: dict[str, Any], *filters: str) -> dict[str, Any]:
     return {"kind": "interpolate", "expression": expression, "filters": list(filters)}
 
 
-def check(*nodes: Any, components: dict[str, Any] | None = None) -> list[tuple[str, str | None]]:
-    contract = msgspec.convert(
+def build(*nodes: Any, components: dict[str, Any] | None = None) -> Contract:
+    return msgspec.convert(
         {
             "api_version": "templiqx/v1alpha1",
             "id": "static",
@@ -56,7 +56,10 @@ def check(*nodes: Any, components: dict[str, Any] | None = None) -> list[tuple[s
         },
         Contract,
     )
-    diagnostics = validate_contract(contract)
+
+
+def check(*nodes: Any, components: dict[str, Any] | None = None) -> list[tuple[str, str | None]]:
+    diagnostics = validate_contract(build(*nodes, components=components))
     assert all(d.severity == "error" for d in diagnostics)
     # `{}` schemas (used here to get Any-kind values) are outside the bounded subset; those
     # schema diagnostics are not what these tests look at.
@@ -145,8 +148,7 @@ def test_expression_pointers() -> None:
     }
     assert check({"kind": "when", "condition": condition, "then": []}) == [
         ("TQX_REF_UNKNOWN", f"{P}/condition/values/0/left"),
-        ("TQX_REF_UNKNOWN", f"{P}/condition/values/1/value"),
-        ("TQX_BOOLEAN_TYPE", f"{P}/condition/values/1/value"),
+        ("TQX_REF_UNKNOWN", f"{P}/condition/values/1/value"),  # not also TQX_BOOLEAN_TYPE
         ("TQX_BOOLEAN_EMPTY", f"{P}/condition/values/2/values"),
         ("TQX_BOOLEAN_TYPE", f"{P}/condition/values/3"),
     ]
@@ -173,11 +175,8 @@ def test_interpolation_rules() -> None:
         ("TQX_FILTER_TYPE", f"{P}/filters")
     ]
     assert check(interp(ref("inputs.person.name"), "format_number", "translate")) == []
-    assert check(interp(ref("inputs.nope"), "trim")) == [
-        ("TQX_REF_UNKNOWN", f"{P}/expression"),
-        ("TQX_INTERPOLATION_TYPE", f"{P}/expression"),
-        ("TQX_FILTER_TYPE", f"{P}/filters"),
-    ]
+    # an unknown reference is reported once, not again as an Any-kind or non-string value
+    assert check(interp(ref("inputs.nope"), "trim")) == [("TQX_REF_UNKNOWN", f"{P}/expression")]
 
 
 def test_when_branches_and_pointer_bases() -> None:
@@ -190,9 +189,7 @@ def test_when_branches_and_pointer_bases() -> None:
     assert check(node) == [
         ("TQX_CONDITION_TYPE", f"{P}/condition"),
         ("TQX_REF_UNKNOWN", f"{P}/then/1/expression"),
-        ("TQX_INTERPOLATION_TYPE", f"{P}/then/1/expression"),
         ("TQX_REF_UNKNOWN", f"{P}/else/0/expression"),
-        ("TQX_INTERPOLATION_TYPE", f"{P}/else/0/expression"),
     ]
 
 
@@ -214,6 +211,58 @@ def test_for_each_binds_item_schema_for_the_body() -> None:
     ]
 
 
+def test_consequences_of_an_unknown_reference_are_not_reported() -> None:
+    # the loop over an unknown collection: no TQX_FOR_EACH_TYPE, and its item is unknown, so
+    # neither `row.name` nor the interpolation of an unknown kind is reported again
+    node = for_each(ref("inputs.rows"), "row", interp(ref("row.name"), "trim"))
+    assert check(node) == [("TQX_REF_UNKNOWN", f"{P}/collection")]
+    # a loop over a non-array: its item is unknown too
+    node = for_each(ref("inputs.person"), "row", interp(ref("row.name"), "upper"))
+    assert check(node) == [("TQX_FOR_EACH_TYPE", f"{P}/collection")]
+    condition = {"kind": "or", "values": [ref("inputs.flg")]}
+    assert check({"kind": "when", "condition": ref("inputs.flg"), "then": []}) == [
+        ("TQX_REF_UNKNOWN", f"{P}/condition")
+    ]
+    assert check({"kind": "when", "condition": condition, "then": []}) == [
+        ("TQX_REF_UNKNOWN", f"{P}/condition/values/0")
+    ]
+
+
+def ref_message(path: str) -> str:
+    found = [
+        d
+        for d in validate_contract(build(interp(ref(path), "json")))
+        if d.code == "TQX_REF_UNKNOWN"
+    ]
+    assert len(found) == 1
+    return found[0].message
+
+
+def test_unknown_references_say_what_is_declared() -> None:
+    assert ref_message("inputs.nickname") == (
+        "unknown or schema-incompatible reference path 'inputs.nickname': declared inputs: "
+        "'anything', 'flag', 'n', 'people', 'person'"
+    )
+    assert ref_message("inputs.flg").startswith(
+        "unknown or schema-incompatible reference path 'inputs.flg': did you mean 'inputs.flag'? "
+        "declared inputs: 'anything'"
+    )
+    assert ref_message("context.nope").endswith(": declared context: 'flag'")
+    assert (
+        "did you mean 'inputs.person.name'? properties of 'inputs.person': 'name', 'open', 'tags'"
+        in ref_message("inputs.person.nme")
+    )
+    assert "did you mean 'inputs' (the path starts with 'input')?" in ref_message("input.n")
+    assert "declared context: 'flag'" in ref_message("input.n")
+    assert "'inputs.n' is a Number, so it has no part 'x'" in ref_message("inputs.n.x")
+    assert "'inputs.anything' has no declared type" in ref_message("inputs.anything.x")
+    assert "an item index, as in 'inputs.people.0'" in ref_message("inputs.people.x")
+    assert "no empty part" in ref_message("inputs..n")
+    assert "name one of its fields: declared inputs:" in ref_message("inputs")
+    # user text is quoted with its bound (quote_input)
+    assert "(80000 characters)" in ref_message("x" * 80_000)
+
+
 def test_for_each_type_and_invalid_item_skips_the_body() -> None:
     node = for_each(ref("inputs.person"), "bad item", interp(ref("nope")))
     assert check(node) == [
@@ -229,8 +278,7 @@ def test_item_binding_ends_with_the_body_and_restores_an_outer_binding() -> None
     # restores it (docs/decisions/core-semantics.md).
     assert check(node) == []
     assert check(node, interp(ref("p"), "json")) == [
-        ("TQX_REF_UNKNOWN", "/messages/0/content/1/expression"),
-        ("TQX_INTERPOLATION_TYPE", "/messages/0/content/1/expression"),
+        ("TQX_REF_UNKNOWN", "/messages/0/content/1/expression")
     ]
 
 
@@ -285,7 +333,6 @@ def test_component_bodies_use_the_component_pointer_base() -> None:
     assert check(TEXT, components=components) == [
         ("TQX_CONDITION_TYPE", "/components/legacy/1/condition"),
         ("TQX_REF_UNKNOWN", "/components/typed/0/expression"),
-        ("TQX_INTERPOLATION_TYPE", "/components/typed/0/expression"),
     ]
 
 
@@ -331,7 +378,6 @@ def test_legacy_arguments_are_required_strings() -> None:
         ("TQX_CONDITION_TYPE", "/components/cond/0/condition"),
         ("TQX_FOR_EACH_TYPE", "/components/loop/0/collection"),
         ("TQX_REF_UNKNOWN", "/components/nested/0/expression"),
-        ("TQX_INTERPOLATION_TYPE", "/components/nested/0/expression"),
     ]
 
 

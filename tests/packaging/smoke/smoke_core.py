@@ -36,7 +36,8 @@ assert interaction is not None
 check(interaction.messages[0].content == "Hello ADA", "rendered text")
 check(interaction.compiler == "templiqx-core/0.2.0", "compiler id")
 broken, diagnostics = parse_contract("api_version: templiqx/v1alpha1\nid: x\n")
-check(broken is None and [d.code for d in diagnostics] == ["TQX_PARSE_YAML"], "parse error")
+# one problem per missing field (version, messages, output_schema), all in one run
+check(broken is None and [d.code for d in diagnostics] == ["TQX_PARSE_YAML"] * 3, "parse error")
 check(diagnostics[0].span is not None, "a parse error carries a position")
 check("TQX_PARSE_YAML" in CORE_CODES, "the code registry")
 print("ok")

@@ -76,7 +76,9 @@ def put_contract(
     loaded = ctx.loader.load_source(package, contract, source)
     if loaded.contract is None:
         return envelope(operation, diagnostics=loaded.diagnostics)
-    diagnostics = address(core_validate_contract(loaded.contract), package, contract)
+    diagnostics = address(
+        core_validate_contract(loaded.contract), package, contract, source=loaded.source
+    )
     if has_errors(diagnostics):
         return envelope(operation, diagnostics=diagnostics)
     if loaded.contract.id != contract:

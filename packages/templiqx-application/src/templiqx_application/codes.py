@@ -2,10 +2,14 @@
 
 The table is the single source for the diagnostic reference in the documentation and for the
 test that checks every code is produced somewhere. Codes emitted by the core (parse, validate,
-compile) are relayed unchanged and documented by the core.
+compile) are relayed unchanged and documented by the core (``templiqx_core.CORE_CODES``).
+Every envelope the service returns gives each diagnostic that has no ``help`` its code's hint
+from these tables (:func:`fix_hint`), so every diagnostic says how to fix it.
 """
 
 from __future__ import annotations
+
+from templiqx_core import CORE_CODES
 
 __all__ = ["APPLICATION_CODES", "PORT_CODES", "fix_hint"]
 
@@ -95,5 +99,6 @@ PORT_CODES: dict[str, str] = {
 
 
 def fix_hint(code: str) -> str | None:
-    """The fix hint of an application or port code, or ``None`` for codes relayed from core."""
-    return APPLICATION_CODES.get(code) or PORT_CODES.get(code)
+    """The fix hint of any code the service can report (application, port or core), or
+    ``None`` for a code nothing here knows (a third-party adapter's own)."""
+    return APPLICATION_CODES.get(code) or PORT_CODES.get(code) or CORE_CODES.get(code)

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
+
+from msgspec import UNSET, UnsetType
 
 from templiqx_application.authorized_context import Clock
-from templiqx_application.diagnostics import port_diagnostic
+from templiqx_application.diagnostics import port_diagnostic, with_help
 from templiqx_application.loading import ContractLoader
-from templiqx_contracts import OperationEnvelope
+from templiqx_contracts import Diagnostic, OperationEnvelope, StreamEvent
 from templiqx_ports import ArtifactWorkspace, PackageStore, PortError, RuntimeAdapter
 
 __all__ = ["ServiceContext", "envelope", "port_failure"]
@@ -25,8 +28,23 @@ class ServiceContext:
     loader: ContractLoader
 
 
-envelope = OperationEnvelope.build
-"""An envelope whose ``ok`` follows from its diagnostics (``OperationEnvelope.build``)."""
+def envelope(
+    operation: str,
+    *,
+    result: Any | UnsetType = UNSET,
+    diagnostics: list[Diagnostic] | None = None,
+    fingerprints: dict[str, str] | None = None,
+    stream_events: list[StreamEvent] | None = None,
+) -> OperationEnvelope:
+    """An envelope whose ``ok`` follows from its diagnostics (``OperationEnvelope.build``);
+    every diagnostic without ``help`` gets its code's fix hint."""
+    return OperationEnvelope.build(
+        operation,
+        result=result,
+        diagnostics=with_help(diagnostics or []),
+        fingerprints=fingerprints,
+        stream_events=stream_events,
+    )
 
 
 def port_failure(operation: str, exc: PortError) -> OperationEnvelope:

@@ -1,28 +1,53 @@
-"""Turning port errors and failures into diagnostics, and small diagnostic helpers."""
+"""Turning port errors and failures into diagnostics, and small diagnostic helpers.
+
+Every diagnostic says how to fix its problem (:func:`with_help`) and, when it is about a
+contract's text, where in that text (:func:`address`): the file label and the line and column
+the JSON pointer leads to.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Final
 
 import msgspec
 
+from templiqx_application.codes import fix_hint
 from templiqx_contracts import CanonicalJSONError, Diagnostic, fingerprint
+from templiqx_core import SourceMap, output_violations
 from templiqx_ports import PortError, RuntimeFailureError
 
 __all__ = [
+    "REQUEST_CODES",
     "address",
     "contract_file",
     "error",
     "fingerprint_or_diagnostic",
+    "output_schema_problems",
     "port_diagnostic",
     "with_file",
+    "with_help",
 ]
+
+REQUEST_CODES: Final = frozenset({"TQX_VALUE_REQUIRED", "TQX_VALUE_SCHEMA", "TQX_VALUE_UNKNOWN"})
+"""Codes whose pointer addresses the render request, not the contract text: never located in it."""
 
 
 def error(code: str, message: str, pointer: str = "", *, help: str | None = None) -> Diagnostic:
-    """An error diagnostic; the pointer is always present (possibly ``""``)."""
-    return Diagnostic.error(code, message, pointer, help=help)
+    """An error diagnostic; the pointer is always present (possibly ``""``); ``help`` defaults
+    to the code's fix hint."""
+    return Diagnostic.error(code, message, pointer, help=help or fix_hint(code))
+
+
+def with_help(diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
+    """The diagnostics, each without ``help`` given its code's fix hint (when the code has one)."""
+    helped: list[Diagnostic] = []
+    for diagnostic in diagnostics:
+        hint = None if diagnostic.help else fix_hint(diagnostic.code)
+        helped.append(
+            diagnostic if hint is None else msgspec.structs.replace(diagnostic, help=hint)
+        )
+    return helped
 
 
 def port_diagnostic(exc: PortError) -> Diagnostic:
@@ -33,7 +58,7 @@ def port_diagnostic(exc: PortError) -> Diagnostic:
     adapter gave it (``PortError.help``), if any.
     """
     help_text = exc.failure.help_text() if isinstance(exc, RuntimeFailureError) else exc.help
-    return Diagnostic.error(exc.code, str(exc), "", help=help_text)
+    return Diagnostic.error(exc.code, str(exc), "", help=help_text or fix_hint(exc.code))
 
 
 def with_file(diagnostic: Diagnostic, file: str) -> Diagnostic:
@@ -46,10 +71,47 @@ def contract_file(package: str, contract: str) -> str:
     return f"{package}/contracts/{contract}.yaml"
 
 
-def address(diagnostics: Iterable[Diagnostic], package: str, contract: str) -> list[Diagnostic]:
-    """Give every diagnostic without a ``file`` the contract's portable label."""
+def address(
+    diagnostics: Iterable[Diagnostic], package: str, contract: str, *, source: str | None = None
+) -> list[Diagnostic]:
+    """Give every diagnostic without a ``file`` the contract's portable label.
+
+    With the contract's ``source`` text, a diagnostic whose pointer leads into it also gets the
+    ``span`` of that place (request-value problems, whose pointers address the request, and
+    render problems, whose pointer is ``""``, are left without one).
+    """
     label = contract_file(package, contract)
-    return [d if d.file is not None else with_file(d, label) for d in diagnostics]
+    found = list(diagnostics)
+    located = source is not None and any(_locatable(d) for d in found)
+    source_map = SourceMap(source) if located and source is not None else None
+    addressed: list[Diagnostic] = []
+    for diagnostic in found:
+        if source_map is not None and _locatable(diagnostic):
+            (diagnostic,) = source_map.locate([diagnostic])
+        addressed.append(
+            diagnostic if diagnostic.file is not None else with_file(diagnostic, label)
+        )
+    return addressed
+
+
+def _locatable(diagnostic: Diagnostic) -> bool:
+    return (
+        diagnostic.span is None
+        and bool(diagnostic.json_pointer)
+        and diagnostic.file is None
+        and diagnostic.code not in REQUEST_CODES
+    )
+
+
+def output_schema_problems(schema: Any, output: Any) -> list[Diagnostic]:
+    """One ``TQX_OUTPUT_SCHEMA`` per way a runtime's output breaks the contract's schema.
+
+    Each at its pointer under ``/output``, naming the schema keyword and the reason; at most
+    ``templiqx_core.OUTPUT_VIOLATION_LIMIT``, then the total (``output_violations``).
+    """
+    return with_help(
+        msgspec.structs.replace(d, help=None) for d in output_violations(schema, output)
+    )
 
 
 def fingerprint_or_diagnostic(value: Any) -> tuple[str | None, list[Diagnostic]]:

@@ -19,6 +19,7 @@ from templiqx_application.diagnostics import (
     address,
     error,
     fingerprint_or_diagnostic,
+    output_schema_problems,
     port_diagnostic,
 )
 from templiqx_application.loading import LoadedContract
@@ -34,7 +35,7 @@ from templiqx_contracts import (
     StreamEvent,
     has_errors,
 )
-from templiqx_core import compile_interaction, validate_output
+from templiqx_core import compile_interaction
 from templiqx_ports import (
     CancelToken,
     EventOrderError,
@@ -83,7 +84,7 @@ def prepare_interaction(
         if diagnostics:
             return None, diagnostics
     interaction, diagnostics = compile_interaction(loaded.contract, enriched, capabilities)
-    diagnostics = address(diagnostics, package, contract_id)
+    diagnostics = address(diagnostics, package, contract_id, source=loaded.source)
     if interaction is None or has_errors(diagnostics):
         return None, diagnostics
     return interaction, diagnostics
@@ -212,14 +213,7 @@ def execute_contract(
             ],
         )
     diagnostics = list(diagnostics)
-    if validate_output(interaction.output_schema, receipt.output):
-        diagnostics.append(
-            error(
-                "TQX_OUTPUT_SCHEMA",
-                "runtime output does not satisfy the contract schema",
-                "/output",
-            )
-        )
+    diagnostics.extend(output_schema_problems(interaction.output_schema, receipt.output))
     if stream:
         diagnostics.extend(_stream_problems(collector, receipt))
     return envelope(

@@ -3,7 +3,9 @@
 Every contract-addressed operation sees contracts through this pipeline, and the fingerprint of
 its result is the contract's compare-and-swap token (DECISIONS 13): what ``inspect_contract``
 reports is what ``put_contract`` and ``delete_contract`` accept. The loaded contract is not
-validated here; callers validate or compile it.
+validated here; callers validate or compile it — except when it does not parse: then the load
+reports every parse problem and the static problems of what did parse (those that are not
+consequences of a parse problem), all with their line and column, so one run shows them all.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from templiqx_contracts import (
     PackageManifest,
     fingerprint,
 )
-from templiqx_core import parse_contract, resolve_tool_contract_refs
+from templiqx_core import ContractSource, resolve_tool_contract_refs
 from templiqx_ports import NotFoundError, PackageStore, PortError
 
 __all__ = ["ContractLoader", "LoadedContract"]
@@ -104,17 +106,25 @@ class ContractLoader:
         manifest: PackageManifest | None = None,
     ) -> LoadedContract:
         """Load ``source`` as if it were stored as ``contracts/<contract_id>.yaml``."""
-        parsed, diagnostics = parse_contract(source, file=contract_file(package, contract_id))
+        read = ContractSource(source, file=contract_file(package, contract_id))
+        parsed = read.contract
         if parsed is None:
-            return LoadedContract(package, contract_id, source, None, list(diagnostics))
+            if manifest is None:
+                manifest = self._manifest(package)
+            tools = manifest.tool_contracts if manifest is not None else None
+            diagnostics = read.diagnostics + read.problems_beyond_parsing(tools)
+            return LoadedContract(package, contract_id, source, None, diagnostics, manifest)
         if manifest is None:
             manifest = self._manifest(package)
-        ref_diagnostics = _resolve_refs(parsed, manifest)
+        ref_diagnostics = read.locate(_resolve_refs(parsed, manifest))
         if ref_diagnostics:
             return LoadedContract(package, contract_id, source, None, ref_diagnostics, manifest)
         expanded, include_diagnostics = expand_includes(self._store, parsed, package)
         if expanded is None:
-            return LoadedContract(package, contract_id, source, None, include_diagnostics, manifest)
+            # an include problem is about this contract (its include node) unless it names the
+            # partial it found in; one with the include node's pointer is located in the text
+            located = read.locate(include_diagnostics)
+            return LoadedContract(package, contract_id, source, None, located, manifest)
         return LoadedContract(package, contract_id, source, expanded, [], manifest)
 
     def _manifest(self, package: str) -> PackageManifest | None:

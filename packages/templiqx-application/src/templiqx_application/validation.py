@@ -9,6 +9,7 @@ from templiqx_application.diagnostics import (
     error,
     fingerprint_or_diagnostic,
     port_diagnostic,
+    with_file,
 )
 from templiqx_application.includes import package_coverage, uncovered_includes
 from templiqx_application.packages import normalized_manifest, version_problem
@@ -25,7 +26,7 @@ from templiqx_contracts import (
     fingerprint_bytes,
     has_errors,
 )
-from templiqx_core import parse_lock
+from templiqx_core import SourceMap, parse_lock
 from templiqx_core import validate_contract as core_validate_contract
 from templiqx_ports import NotFoundError, PortError
 
@@ -40,7 +41,9 @@ def validate_contract(ctx: ServiceContext, package: str, contract: str) -> Opera
     loaded = ctx.loader.load(package, contract)
     if loaded.contract is None:
         return envelope(operation, diagnostics=loaded.diagnostics)
-    diagnostics = address(core_validate_contract(loaded.contract), package, contract)
+    diagnostics = address(
+        core_validate_contract(loaded.contract), package, contract, source=loaded.source
+    )
     if loaded.source is not None:  # warn about included files the signatures do not cover
         diagnostics += uncovered_includes(ctx.store, package, contract, loaded.source)
     value, problems = fingerprint_or_diagnostic(loaded.contract)
@@ -236,7 +239,9 @@ def validate_package(ctx: ServiceContext, package: str) -> OperationEnvelope:
                     f"/contracts/{contract_id}",
                 )
             )
-        diagnostics.extend(address(core_validate_contract(contract), package, contract_id))
+        diagnostics.extend(
+            address(core_validate_contract(contract), package, contract_id, source=loaded.source)
+        )
         value, problems = fingerprint_or_diagnostic(contract)
         diagnostics.extend(problems)
         summaries.append(
@@ -258,4 +263,37 @@ def validate_package(ctx: ServiceContext, package: str) -> OperationEnvelope:
         diagnostics=diagnostics,
     )
     fingerprints = {} if has_errors(diagnostics) else {"package": fingerprint(identity)}
+    diagnostics = _in_package_files(ctx, package, diagnostics)
     return envelope(operation, result=summaries, diagnostics=diagnostics, fingerprints=fingerprints)
+
+
+MANIFEST_FILE = "templiqx.yaml"
+
+
+def _in_package_files(
+    ctx: ServiceContext, package: str, diagnostics: list[Diagnostic]
+) -> list[Diagnostic]:
+    """Give the package's own diagnostics their file (and, in the manifest, line and column).
+
+    A diagnostic of ``validate_package`` with a pointer and no file is about ``templiqx.yaml``
+    (its pointer addresses the manifest), or about the lock when its pointer is
+    ``/templiqx.lock``.
+    """
+    lock_pointer = "/" + LOCK_FILE
+    pending = [d for d in diagnostics if d.file is None and d.json_pointer]
+    if not pending:
+        return diagnostics
+    try:
+        manifest: SourceMap | None = SourceMap(ctx.store.artifact_bytes(package, MANIFEST_FILE))
+    except PortError:
+        manifest = None
+    label = f"{package}/{MANIFEST_FILE}"
+    placed: list[Diagnostic] = []
+    for diagnostic in diagnostics:
+        if diagnostic.file is None and diagnostic.json_pointer == lock_pointer:
+            diagnostic = with_file(diagnostic, f"{package}/{LOCK_FILE}")
+        elif diagnostic.file is None and diagnostic.json_pointer:
+            located = manifest.locate([diagnostic], label) if manifest is not None else None
+            diagnostic = located[0] if located else with_file(diagnostic, label)
+        placed.append(diagnostic)
+    return placed

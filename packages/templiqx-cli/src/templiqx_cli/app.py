@@ -22,6 +22,7 @@ from templiqx_cli.interrupt import run_interruptible
 from templiqx_cli.layout import MERGED, layout_for
 from templiqx_cli.output import StreamPrinter, print_envelope
 from templiqx_cli.snapshot import print_catalog
+from templiqx_cli.snippets import SourceFiles
 from templiqx_contracts import OperationEnvelope
 
 __all__ = ["PLUGIN_GROUP", "TempliqxGroup", "build_group", "run", "run_call"]
@@ -59,11 +60,12 @@ def _print(
     if options.as_json:
         return print_envelope(envelope, as_json=True)
     hints = command_hints(envelope, call.spec, arguments, options.root, options.root_given)
-    files: dict[str, str] = {}
+    given: dict[str, str] = {}
     package, contract = arguments.get("package"), arguments.get("contract")
     if isinstance(package, str) and isinstance(contract, str):
         for path in call.files.values():  # a contract's source text, read from this file
-            files[contract_file(package, contract)] = path
+            given[contract_file(package, contract)] = path
+    files = SourceFiles(options.root, given)  # snippets: given files, else under the root
     return print_envelope(
         envelope, as_json=False, hints=hints, files=files, arguments=arguments, root=options.root
     )

@@ -15,6 +15,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any, TextIO
 
+from templiqx_cli.snippets import snippet_lines, source_text
 from templiqx_contracts import (
     Complete,
     Delta,
@@ -51,21 +52,32 @@ def exit_code(envelope: OperationEnvelope) -> int:
 
 
 def render_diagnostic(diagnostic: Diagnostic, files: Mapping[str, str] | None = None) -> str:
-    """``diagnostic.render()``, locating it in the user's own file when ``files`` maps its file.
+    """``diagnostic.render()``, with the source line it points at, underlined.
 
     ``files`` maps a stored file's label (``welcome/contracts/bad.yaml``) to the host file the
-    user gave for it (``put``'s SOURCE): the line and column are in that text.
+    user gave for it (``put``'s SOURCE): the line and column are in that text, and the ``at``
+    line names that file. A :class:`~templiqx_cli.snippets.SourceFiles` also knows the
+    packages root, where every other label's text is read for the snippet
+    (:mod:`templiqx_cli.snippets`).
     """
-    shown = files.get(diagnostic.file) if files and diagnostic.file else None
-    if shown is None:
-        return diagnostic.render()
-    at = f"  at {diagnostic.file}"
-    return "\n".join(
-        f"  at {shown}{line[len(at) :]} (the contract text given for {diagnostic.file})"
-        if line.startswith(at)
-        else line
-        for line in diagnostic.render().split("\n")
-    )
+    lines = diagnostic.render().split("\n")
+    label = diagnostic.file
+    if label is None:
+        return "\n".join(lines)
+    shown = files.get(label) if files else None
+    at = f"  at {label}"
+    text = source_text(files, label) if diagnostic.span is not None else None
+    snippet = snippet_lines(diagnostic, text) if text is not None else []
+    out: list[str] = []
+    for line in lines:
+        if line.startswith(at):
+            if shown is not None:
+                line = f"  at {shown}{line[len(at) :]} (the contract text given for {label})"
+            out.append(line)
+            out.extend(snippet)
+        else:
+            out.append(line)
+    return "\n".join(out)
 
 
 def failed_cases(envelope: OperationEnvelope) -> list[TestCaseResult]:

@@ -74,8 +74,10 @@ class Diagnostic(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, omit_
         )
 
     def render(self) -> str:
-        """Human form: ``CODE severity pointer: message``, then ``at`` and ``help`` lines."""
-        lines = [f"{self.code} {self.severity} {self.json_pointer or '-'}: {self.message}"]
+        """Human form: ``CODE severity pointer: message`` (no pointer part when there is none),
+        then ``at`` and ``help`` lines."""
+        pointer = f" {self.json_pointer}" if self.json_pointer else ""
+        lines = [f"{self.code} {self.severity}{pointer}: {self.message}"]
         if self.file or self.span is not None:
             where = self.file or ""
             if self.span is not None:

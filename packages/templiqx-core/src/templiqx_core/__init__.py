@@ -22,7 +22,9 @@ from templiqx_core.parse import (
     parse_translation_bundle,
 )
 from templiqx_core.render import render_messages
+from templiqx_core.schema import OUTPUT_VIOLATION_LIMIT, output_violations
 from templiqx_core.semver import is_semver
+from templiqx_core.sources import ContractSource, SourceMap
 from templiqx_core.tool_refs import resolve_tool_contract_refs
 from templiqx_core.validate import validate_contract
 from templiqx_core.values import validate_output, validate_values
@@ -31,6 +33,9 @@ __version__ = "0.2.0"
 
 __all__ = [
     "CORE_CODES",
+    "OUTPUT_VIOLATION_LIMIT",
+    "ContractSource",
+    "SourceMap",
     "__version__",
     "compile_interaction",
     "diff_contracts",
@@ -38,6 +43,7 @@ __all__ = [
     "is_date",
     "is_date_time",
     "is_semver",
+    "output_violations",
     "parse_contract",
     "parse_json_value",
     "parse_lock",

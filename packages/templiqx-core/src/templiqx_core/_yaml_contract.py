@@ -7,6 +7,7 @@ and eval fixtures are *direct* positions.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any, Final
 
 from templiqx_contracts import (
@@ -32,6 +33,7 @@ from templiqx_contracts import (
     TypedComponent,
     WhenNode,
 )
+from templiqx_core._recovery import register_placeholder
 from templiqx_core._yaml_decode import (
     Field,
     StructSpec,
@@ -50,6 +52,7 @@ from templiqx_core._yaml_decode import (
     struct,
 )
 from templiqx_core._yaml_tree import Mapping, Node, Sequence
+from templiqx_core.suggest import closest
 
 __all__ = [
     "CONTRACT",
@@ -65,6 +68,12 @@ _KIND: Final = "kind"
 
 def _choices(names: tuple[str, ...] | list[str]) -> str:
     return ", ".join(f"`{name}`" for name in names)
+
+
+def _suggest(word: str, names: Iterable[str]) -> str:
+    """`` (did you mean `x`?)`` when ``word`` is a likely misspelling of one of ``names``."""
+    match = closest(word, names)
+    return f" (did you mean `{match}`?)" if match is not None else ""
 
 
 def _read_tagged(node: Node, path: str, variants: dict[str, StructSpec], what: str) -> Any:
@@ -94,7 +103,8 @@ def _read_tagged(node: Node, path: str, variants: dict[str, StructSpec], what: s
         fail(
             kind_node,
             child(path, _KIND),
-            f"unknown kind `{kind}` for {what}; expected one of {_choices(list(variants))}",
+            f"unknown kind `{kind}` for {what}{_suggest(kind, variants)}; "
+            f"expected one of {_choices(list(variants))}",
         )
     return read_struct(node, path, True, spec)
 
@@ -105,6 +115,11 @@ def _read_tagged(node: Node, path: str, variants: dict[str, StructSpec], what: s
 def read_expr(node: Node, path: str, buffered: bool) -> Any:
     """An expression (always a buffered position)."""
     return _read_tagged(node, path, _EXPRESSIONS, "an expression")
+
+
+# A broken expression reads on as an empty string literal: a scalar of known type, so the
+# checks that use it (interpolation, filters) find nothing to add to the reported problem.
+register_placeholder(read_expr, lambda: LiteralExpr(value=""))
 
 
 _EXPR_LIST = list_of(read_expr, "expressions")
@@ -132,7 +147,12 @@ _EXPRESSIONS: Final = {
 def _read_filter(node: Node, path: str, buffered: bool) -> str:
     name = string(node, path, True)
     if name not in FILTER_NAMES:
-        fail(node, path, f"unknown filter `{name}`; expected one of {_choices(FILTER_NAMES)}")
+        fail(
+            node,
+            path,
+            f"unknown filter `{name}`{_suggest(name, FILTER_NAMES)}; "
+            f"expected one of {_choices(FILTER_NAMES)}",
+        )
     return name
 
 
@@ -141,6 +161,7 @@ def read_node(node: Node, path: str, buffered: bool) -> Any:
     return _read_tagged(node, path, _NODES, "a content node")
 
 
+register_placeholder(read_node, lambda: TextNode(value=""))
 read_nodes = list_of(read_node, "content nodes")
 
 _NODES: Final = {
@@ -233,12 +254,22 @@ def read_component(node: Node, path: str, buffered: bool) -> Any:
     return read_struct(node, path, True, _TYPED_COMPONENT)
 
 
+register_placeholder(read_component, list)
+
+
 def _read_role(node: Node, path: str, buffered: bool) -> str:
     role = string(node, path, buffered)
     if role not in ROLES:
-        fail(node, path, f"unknown role `{role}`; expected one of {_choices(ROLES)}")
+        fail(
+            node,
+            path,
+            f"unknown role `{role}`{_suggest(role, ROLES)}; expected one of {_choices(ROLES)}",
+        )
     return role
 
+
+register_placeholder(_read_filter, lambda: "json")
+register_placeholder(_read_role, lambda: "user")
 
 _MESSAGE: Final = StructSpec(
     "a message template",

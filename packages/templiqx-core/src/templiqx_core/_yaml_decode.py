@@ -8,7 +8,9 @@ of JSON objects must resolve to strings. In "direct" positions any scalar's raw 
 string, an empty plain scalar is an empty list or map, and JSON object keys are raw text.
 
 Everywhere: unknown struct fields and duplicate keys are errors, complex keys are errors and
-structs must be mappings.
+structs must be mappings. Struct fields, list items and map entries are recovery points: while
+:func:`templiqx_core._recovery.collecting`, a problem there is recorded and reading goes on
+with a placeholder (see that module), so one run finds every independent problem.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from dataclasses import dataclass
 from dataclasses import field as dataclass_field
 from typing import Any, NoReturn, TypeAlias
 
+from templiqx_core._recovery import placeholder, register_placeholder, rename, report
 from templiqx_core._yaml_scalars import TAG_MAP, TAG_SEQ, describe, resolve_scalar, short_tag
 from templiqx_core._yaml_tree import (
     SCHEMA,
@@ -28,6 +31,7 @@ from templiqx_core._yaml_tree import (
     Sequence,
     YamlError,
 )
+from templiqx_core.suggest import closest
 
 __all__ = [
     "Field",
@@ -42,6 +46,7 @@ __all__ = [
     "found",
     "item",
     "list_of",
+    "located",
     "map_of",
     "optional_string",
     "read_struct",
@@ -53,15 +58,29 @@ __all__ = [
 Reader: TypeAlias = Callable[[Node, str, bool], Any]
 
 
-def fail(node: Node, path: str, problem: str, kind: str = SCHEMA) -> NoReturn:
-    """Raise the reader's error for ``node``: ``path: problem at line L column C``."""
+def located(node: Node, path: str, problem: str, kind: str = SCHEMA) -> YamlError:
+    """The reader's error for ``node``: ``path: problem at line L column C``."""
     where = f"{path}: " if path else ""
-    raise YamlError(
+    return YamlError(
         f"{where}{problem} at line {node.line} column {node.column}",
         node.line,
         node.column,
         kind=kind,
     )
+
+
+def fail(node: Node, path: str, problem: str, kind: str = SCHEMA) -> NoReturn:
+    """Raise the reader's error for ``node`` (see :func:`located`)."""
+    raise located(node, path, problem, kind)
+
+
+def guarded(read: Callable[[Node, str, bool], Any], node: Node, path: str, buffered: bool) -> Any:
+    """``read(node, ...)``; while collecting, a problem is recorded and a placeholder returned."""
+    try:
+        return read(node, path, buffered)
+    except YamlError as error:
+        report(error, node)
+        return placeholder(read)
 
 
 def child(path: str, key: str) -> str:
@@ -173,15 +192,24 @@ def json_value(node: Node, path: str, buffered: bool) -> Any:
         return resolve(node, path)
     check_collection_tag(node, path)
     if isinstance(node, Sequence):
-        return [
-            json_value(entry, item(path, index), buffered) for index, entry in enumerate(node.items)
-        ]
+        values: list[Any] = []
+        for index, entry in enumerate(node.items):
+            try:  # inlined `guarded`: this loop runs for every node of every schema and value
+                values.append(json_value(entry, item(path, index), buffered))
+            except YamlError as error:
+                report(error, entry)
+                values.append(None)
+        return values
     result: dict[str, Any] = {}
     for key_node, value_node in node.pairs:
-        key = key_text(key_node, path, buffered)
-        if key in result:
-            _duplicate(key_node, path, key)
-        result[key] = json_value(value_node, child(path, key), buffered)
+        key = _new_key(key_node, path, buffered, result)
+        if key is None:
+            continue
+        try:
+            result[key] = json_value(value_node, child(path, key), buffered)
+        except YamlError as error:
+            report(error, value_node)
+            result[key] = None
     return result
 
 
@@ -211,6 +239,25 @@ def _duplicate(node: Node, path: str, key: str) -> NoReturn:
     fail(node, path, f"duplicate key `{key}`; every key may appear only once, remove one")
 
 
+def _new_key(node: Node, path: str, buffered: bool, taken: dict[str, Any]) -> str | None:
+    """A map key's text, or ``None`` (reported while collecting) when it is no usable key or
+    repeats one of ``taken``."""
+    try:
+        key = key_text(node, path, buffered)
+        if key in taken:
+            _duplicate(node, path, key)
+    except YamlError as error:
+        report(error, node)
+        return None
+    return key
+
+
+register_placeholder(string, str)
+register_placeholder(boolean, lambda: False)
+register_placeholder(optional_string, lambda: None)
+register_placeholder(json_value, lambda: None)
+
+
 # --- collections ----------------------------------------------------------------------------
 
 
@@ -237,9 +284,11 @@ def list_of(read: Reader, what: str) -> Reader:
 
     def read_list(node: Node, path: str, buffered: bool) -> list[Any]:
         items = _sequence(node, path, buffered, what)
-        return [read(entry, item(path, index), buffered) for index, entry in enumerate(items)]
+        return [
+            guarded(read, entry, item(path, index), buffered) for index, entry in enumerate(items)
+        ]
 
-    return read_list
+    return register_placeholder(read_list, list)
 
 
 def map_of(read: Reader, what: str) -> Reader:
@@ -248,13 +297,12 @@ def map_of(read: Reader, what: str) -> Reader:
     def read_map(node: Node, path: str, buffered: bool) -> dict[str, Any]:
         result: dict[str, Any] = {}
         for key_node, value_node in _mapping(node, path, buffered, f"a mapping of {what}"):
-            key = key_text(key_node, path, buffered)
-            if key in result:
-                _duplicate(key_node, path, key)
-            result[key] = read(value_node, child(path, key), buffered)
+            key = _new_key(key_node, path, buffered, result)
+            if key is not None:
+                result[key] = guarded(read, value_node, child(path, key), buffered)
         return result
 
-    return read_map
+    return register_placeholder(read_map, dict)
 
 
 # --- structs --------------------------------------------------------------------------------
@@ -301,27 +349,73 @@ def read_struct(node: Node, path: str, buffered: bool, spec: StructSpec) -> Any:
     values: dict[str, Any] = {}
     seen: set[str] = set()
     for key_node, value_node in pairs:
-        key = key_text(key_node, path, buffered)
-        if key in seen:
-            fail(key_node, path, f"duplicate field `{key}` in {spec.what}; remove one of them")
+        try:
+            key = key_text(key_node, path, buffered)
+            if key in seen:
+                fail(key_node, path, f"duplicate field `{key}` in {spec.what}; remove one of them")
+        except YamlError as error:
+            report(error, key_node)
+            continue
         seen.add(key)
         if key == spec.tag_key:
             continue
         field = fields.get(key)
         if field is None:
-            fail(
-                key_node,
-                path,
-                f"unknown field `{key}` in {spec.what}; expected one of {spec.expected()}",
-                UNKNOWN_FIELD,
-            )
-        values[field.name] = field.read(value_node, child(path, key), buffered)
+            field = _unknown_field(node, key_node, value_node, key, path, spec)
+            if field is None:
+                continue
+            seen.add(field.key)
+        values[field.name] = guarded(field.read, value_node, child(path, field.key), buffered)
     for field in spec.fields:
         if field.key not in seen:
             if field.default is None:
-                fail(node, path, f"missing field `{field.key}` in {spec.what}; add it")
+                problem = located(node, path, f"missing field `{field.key}` in {spec.what}; add it")
+                report(problem, node, missing=field.key)
+                values[field.name] = placeholder(field.read)
+                continue
             values[field.name] = field.default()
     return spec.build(**values)
+
+
+def _unknown_field(
+    node: Node, key_node: Node, value_node: Node, key: str, path: str, spec: StructSpec
+) -> Field | None:
+    """Report an unknown key; the field it is read as when it is a likely misspelling.
+
+    A key one or two keystrokes from a field the mapping lacks (``mesages``) is suggested, and
+    while collecting its value is read as that field, so the problems inside it are found in
+    the same run and the field is not also reported missing.
+    """
+    present: set[str] = set()
+    if isinstance(node, Mapping):
+        present = {k.value for k, _ in node.pairs if isinstance(k, Scalar)}
+    candidates = [f.key for f in spec.fields if f.key not in present]
+    if spec.tag_key and spec.tag_key not in present:
+        candidates.insert(0, spec.tag_key)
+    suggestion = closest(key, candidates)
+    hint = f" (did you mean `{suggestion}`?)" if suggestion else ""
+    report(
+        located(
+            key_node,
+            path,
+            f"unknown field `{key}` in {spec.what}{hint}; expected one of {spec.expected()}",
+            UNKNOWN_FIELD,
+        ),
+        key_node,
+    )
+    field = spec.index.get(suggestion) if suggestion is not None else None
+    if field is None or not rename(node, field.key, key_node, value_node):
+        return None
+    return field
+
+
+def _placeholder_struct(spec: StructSpec) -> Any:
+    return spec.build(
+        **{
+            field.name: field.default() if field.default is not None else placeholder(field.read)
+            for field in spec.fields
+        }
+    )
 
 
 def struct(spec: StructSpec) -> Reader:
@@ -330,4 +424,4 @@ def struct(spec: StructSpec) -> Reader:
     def read(node: Node, path: str, buffered: bool) -> Any:
         return read_struct(node, path, buffered, spec)
 
-    return read
+    return register_placeholder(read, lambda: _placeholder_struct(spec))

@@ -10,10 +10,11 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from templiqx_contracts import Diagnostic
+from templiqx_contracts import Diagnostic, quote_input
 from templiqx_core import codes
 from templiqx_core.equality import strict_json_equal
 from templiqx_core.schema import accepts
+from templiqx_core.suggest import did_you_mean
 
 __all__ = ["ALLOWED_KEYWORDS", "SCALAR_TYPES", "validate_bounded_schema"]
 
@@ -86,10 +87,12 @@ def validate_bounded_schema(schema: Any, pointer: str, out: list[Diagnostic]) ->
         return
     for key in sorted(schema):
         if key not in ALLOWED_KEYWORDS:
+            unused = sorted(ALLOWED_KEYWORDS - schema.keys())
             out.append(
                 codes.problem(
                     codes.SCHEMA_KEYWORD_UNSUPPORTED,
-                    f"JSON Schema keyword '{key}' is outside the POC bounded subset",
+                    f"JSON Schema keyword {quote_input(key)} is outside the POC bounded subset"
+                    f"{did_you_mean(key, unused, quote_input)}",
                     f"{pointer}/{key}",
                 )
             )
@@ -107,7 +110,8 @@ def validate_bounded_schema(schema: Any, pointer: str, out: list[Diagnostic]) ->
         out.append(
             codes.problem(
                 codes.SCHEMA_TYPE_UNSUPPORTED,
-                f"schema type '{type_name}' is unsupported",
+                f"schema type {quote_input(type_name)} is unsupported"
+                f"{did_you_mean(type_name, sorted(SCALAR_TYPES), quote_input)}",
                 f"{pointer}/type",
             )
         )

@@ -10,9 +10,11 @@ from templiqx_contracts import (
     Contract,
     Diagnostic,
     RenderRequest,
+    quote_input,
 )
 from templiqx_core import codes
 from templiqx_core.render import compiled_size_problem, render_messages
+from templiqx_core.suggest import closest, name_list
 from templiqx_core.validate import validate_contract
 from templiqx_core.values import validate_values
 
@@ -30,10 +32,12 @@ def negotiate_capabilities(contract: Contract, targets: Sequence[str]) -> list[D
     """What the target lacks: each missing contract capability (in list order, duplicates
     repeated), then each extension (sorted by key) whose capability is missing."""
     available = set(targets)
+    offered = sorted(available)
     out = [
         codes.problem(
             codes.CAPABILITY_UNSUPPORTED,
-            f"target lacks required capability '{capability}'",
+            f"target lacks required capability {quote_input(capability)}"
+            f"{_offered(capability, offered)}",
             "/capabilities",
         )
         for capability in contract.capabilities
@@ -45,11 +49,19 @@ def negotiate_capabilities(contract: Contract, targets: Sequence[str]) -> list[D
             out.append(
                 codes.problem(
                     codes.EXTENSION_UNSUPPORTED,
-                    f"target lacks capability '{capability}' required by extension '{key}'",
+                    f"target lacks capability {quote_input(capability)} required by extension "
+                    f"{quote_input(key)}{_offered(capability, offered)}",
                     f"/extensions/{key}",
                 )
             )
     return out
+
+
+def _offered(capability: str, offered: list[str]) -> str:
+    """What the target offers, and the offered name a misspelt capability was meant to be."""
+    match = closest(capability, offered)
+    hint = "" if match is None else f" (did you mean {quote_input(match)}?)"
+    return f"{hint}; the target offers {name_list(offered)}"
 
 
 def compile_interaction(

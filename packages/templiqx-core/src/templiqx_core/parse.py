@@ -1,9 +1,12 @@
 """Parsing templiqx documents: contracts, manifests, locks, translations, partials, requests.
 
 Every function takes YAML text (``str`` or UTF-8 ``bytes``) and an optional file label and
-returns ``(value, [])`` on success or ``(None, [diagnostic])`` on failure, where the single
-diagnostic is ``TQX_PARSE_YAML`` (severity ``error``, no ``json_pointer``, ``file`` when given,
-a 1-based ``span`` when the location is known). They never raise on bad input.
+returns ``(value, [])`` on success or ``(None, diagnostics)`` on failure: one ``TQX_PARSE_YAML``
+diagnostic (severity ``error``, no ``json_pointer``, ``file`` when given, a 1-based ``span``
+over the offending token) for each independent problem. Text that is not one well-formed YAML
+document has one problem; in a well-formed document every unknown, missing, repeated or
+wrongly typed field is found in the same run (see :mod:`templiqx_core._recovery`). They never
+raise on bad input.
 
 The YAML rules are those of :mod:`templiqx_core.yaml_reader` (``core.md`` §1.1).
 """
@@ -13,6 +16,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, Final, TypeVar
 
 from templiqx_contracts import (
@@ -25,8 +29,10 @@ from templiqx_contracts import (
     SourceSpan,
 )
 from templiqx_core import _json_locate, _yaml_tree
+from templiqx_core._recovery import Collector, collecting
+from templiqx_core._tokens import token_end
 from templiqx_core._yaml_contract import CONTRACT, RENDER_REQUEST, read_nodes
-from templiqx_core._yaml_decode import json_value, map_of, read_struct
+from templiqx_core._yaml_decode import StructSpec, json_value, map_of, read_struct
 from templiqx_core._yaml_package import LOCK, MANIFEST
 from templiqx_core._yaml_tree import YamlError, read_document
 from templiqx_core.limits import MAX_DOCUMENT_BYTES, MAX_NESTING_DEPTH
@@ -75,12 +81,24 @@ PARSE_HELPS: Final[dict[str, str]] = {
 _T = TypeVar("_T")
 
 
-def _diagnostic(error: YamlError, file: str | None) -> Diagnostic:
+def _struct_reader(spec: StructSpec) -> Callable[[_yaml_tree.Node, str, bool], Any]:
+    def read(node: _yaml_tree.Node, path: str, buffered: bool) -> Any:
+        return read_struct(node, path, buffered, spec)
+
+    return read
+
+
+CONTRACT_READER: Final = _struct_reader(CONTRACT)
+"""Reads a contract (also for :class:`templiqx_core.sources.ContractSource`)."""
+
+
+def diagnostic_of(error: YamlError, file: str | None, line_text: str = "") -> Diagnostic:
+    """The ``TQX_PARSE_YAML`` diagnostic of ``error``; ``line_text`` (the text of the line
+    it points at) stretches the span over the offending token."""
     span = None
     if error.line is not None and error.column is not None:
-        span = SourceSpan(
-            line=error.line, column=error.column, end_line=error.line, end_column=error.column
-        )
+        end = token_end(line_text, error.column) if line_text else error.column
+        span = SourceSpan(line=error.line, column=error.column, end_line=error.line, end_column=end)
     return Diagnostic(
         code=PARSE_YAML,
         severity="error",
@@ -91,15 +109,84 @@ def _diagnostic(error: YamlError, file: str | None) -> Diagnostic:
     )
 
 
+@dataclass
+class Reading:
+    """One document read in collecting mode.
+
+    ``root`` is the raw node tree (``None`` when the text is not one well-formed document),
+    ``value`` what the reader built, placeholders included; ``collector`` the problems it read
+    past and ``error`` the one it could not (the text's syntax, a root of the wrong shape).
+    """
+
+    root: _yaml_tree.Node | None
+    value: Any
+    collector: Collector
+    error: YamlError | None
+
+    def errors(self) -> list[YamlError]:
+        """Every problem, in the order found."""
+        found = list(self.collector.errors)
+        if self.error is not None:
+            found.append(self.error)
+        return found
+
+
+def read_collected(
+    source: str | bytes, read: Callable[[_yaml_tree.Node, str, bool], Any]
+) -> Reading:
+    """Read ``source`` with the reader ``read``, collecting every problem."""
+    with collecting() as collector:
+        try:
+            root = read_document(source)
+        except YamlError as error:
+            return Reading(None, None, collector, error)
+        except RecursionError:  # pragma: no cover - the reader bounds nesting itself
+            return Reading(None, None, collector, _too_deep())
+        try:
+            value = read(root, "", False)
+        except YamlError as error:
+            return Reading(root, None, collector, error)
+        except RecursionError:
+            return Reading(root, None, collector, _too_deep())
+    return Reading(root, value, collector, None)
+
+
+def diagnostics_of(
+    errors: list[YamlError],
+    source: str | bytes,
+    file: str | None,
+    points: set[int] | frozenset[int] = frozenset(),
+) -> list[Diagnostic]:
+    """The diagnostics of ``errors`` found in ``source``, spans over the offending tokens.
+
+    The span of an error about a whole mapping (its ``id`` in ``points``: a missing field) and
+    of a document beyond a reader limit (not scanned for its lines) stays a point.
+    """
+    lines: list[str] | None = None
+    found: list[Diagnostic] = []
+    for error in errors:
+        line_text = ""
+        if error.kind != _yaml_tree.LIMIT and error.line is not None and id(error) not in points:
+            if lines is None:
+                text = source[:MAX_DOCUMENT_BYTES]
+                if isinstance(text, bytes):
+                    text = bytes(text).decode("utf-8", errors="replace")
+                lines = text.splitlines()
+            if 0 < error.line <= len(lines):
+                line_text = lines[error.line - 1]
+        found.append(diagnostic_of(error, file, line_text))
+    return found
+
+
 def _parse(
-    source: str | bytes, file: str | None, read: Callable[[_yaml_tree.Node], _T]
+    source: str | bytes, file: str | None, read: Callable[[_yaml_tree.Node, str, bool], _T]
 ) -> tuple[_T | None, list[Diagnostic]]:
-    try:
-        return read(read_document(source)), []
-    except YamlError as error:
-        return None, [_diagnostic(error, file)]
-    except RecursionError:
-        return None, [_diagnostic(_too_deep(), file)]
+    reading = read_collected(source, read)
+    errors = reading.errors()
+    if errors:
+        return None, diagnostics_of(errors, source, file, reading.collector.whole)
+    value: _T = reading.value
+    return value, []
 
 
 def _too_deep() -> YamlError:
@@ -114,21 +201,21 @@ def parse_contract(
     source: str | bytes, file: str | None = None
 ) -> tuple[Contract | None, list[Diagnostic]]:
     """Parse a contract (``contracts/<id>.yaml``) with every default materialized."""
-    return _parse(source, file, lambda root: read_struct(root, "", False, CONTRACT))
+    return _parse(source, file, CONTRACT_READER)
 
 
 def parse_manifest(
     source: str | bytes, file: str | None = None
 ) -> tuple[PackageManifest | None, list[Diagnostic]]:
     """Parse a package manifest (``templiqx.yaml``) with every default filled in."""
-    return _parse(source, file, lambda root: read_struct(root, "", False, MANIFEST))
+    return _parse(source, file, _struct_reader(MANIFEST))
 
 
 def parse_lock(
     source: str | bytes, file: str | None = None
 ) -> tuple[PackageLock | None, list[Diagnostic]]:
     """Parse a ``templiqx.lock`` file."""
-    return _parse(source, file, lambda root: read_struct(root, "", False, LOCK))
+    return _parse(source, file, _struct_reader(LOCK))
 
 
 _BUNDLE = map_of(json_value, "translation values")
@@ -138,14 +225,14 @@ def parse_translation_bundle(
     source: str | bytes, file: str | None = None
 ) -> tuple[dict[str, Any] | None, list[Diagnostic]]:
     """Parse a translation bundle (``translations/<locale>.yaml``): a flat map key → value."""
-    return _parse(source, file, lambda root: _BUNDLE(root, "", False))
+    return _parse(source, file, _BUNDLE)
 
 
 def parse_node_list(
     source: str | bytes, file: str | None = None
 ) -> tuple[list[Node] | None, list[Diagnostic]]:
     """Parse an include partial: a YAML list of content nodes."""
-    return _parse(source, file, lambda root: read_nodes(root, "", False))
+    return _parse(source, file, read_nodes)
 
 
 def parse_json_value(source: str | bytes, file: str | None = None) -> tuple[Any, list[Diagnostic]]:
@@ -153,7 +240,7 @@ def parse_json_value(source: str | bytes, file: str | None = None) -> tuple[Any,
 
     On failure the value is ``None``; check the diagnostics, since ``None`` is also a value.
     """
-    return _parse(source, file, lambda root: json_value(root, "", False))
+    return _parse(source, file, json_value)
 
 
 def parse_render_request(
@@ -168,10 +255,10 @@ def parse_render_request(
     try:
         request = _json_request(source)
     except YamlError as error:
-        return None, [_diagnostic(error, file)]
+        return None, diagnostics_of([error], source, file)
     if request is not None:
         return request, []
-    return _parse(source, file, lambda root: read_struct(root, "", False, RENDER_REQUEST))
+    return _parse(source, file, _struct_reader(RENDER_REQUEST))
 
 
 # --- render requests written as JSON --------------------------------------------------------

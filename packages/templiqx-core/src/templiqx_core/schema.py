@@ -12,6 +12,7 @@ encode and one hash per schema; the cache holds at most 1,024 schemas and 16 MiB
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any, Final
 
 import jsonschema_rs
@@ -21,7 +22,14 @@ from templiqx_contracts import Diagnostic, FormatPlan, format_plan
 from templiqx_core import codes
 from templiqx_core.lru import LRU, digest_key
 
-__all__ = ["EngineSchema", "accepts", "compile_schema", "validate_instance"]
+__all__ = [
+    "OUTPUT_VIOLATION_LIMIT",
+    "EngineSchema",
+    "accepts",
+    "compile_schema",
+    "output_violations",
+    "validate_instance",
+]
 
 _CACHE_SIZE: Final = 1024
 _CACHE_BYTES: Final = 16 * 1024 * 1024  # of schemas, measured as their msgpack bytes
@@ -31,13 +39,21 @@ _encode_key = msgspec.msgpack.Encoder().encode
 class EngineSchema:
     """One schema as the engine sees it: a validator, or the reason it does not compile."""
 
-    __slots__ = ("error", "formats", "size", "validator")
+    __slots__ = ("error", "error_at", "formats", "size", "validator")
 
-    def __init__(self, validator: Any, error: str | None, formats: FormatPlan | None) -> None:
+    def __init__(
+        self,
+        validator: Any,
+        error: str | None,
+        formats: FormatPlan | None,
+        error_at: tuple[str, ...] | None = None,
+    ) -> None:
         self.validator = validator
         self.error = error
         self.formats = formats
         self.size = 0  # the schema's encoded size, its weight in the cache
+        self.error_at = error_at
+        """Where in the schema the engine found ``error`` (its path segments), when known."""
 
     def errors(self, value: Any) -> list[str]:
         """Engine error messages for ``value`` (empty when valid or when the schema is broken)."""
@@ -50,6 +66,21 @@ class EngineSchema:
             return [str(error.message) for error in validator.iter_errors(value)]
         except (ValueError, TypeError, OverflowError) as exc:
             return [f"value is not JSON data: {exc}"]
+
+    def violations(self, value: Any) -> Iterator[tuple[tuple[str, ...], str, str]]:
+        """``(instance path, keyword, engine message)`` of each engine error, lazily."""
+        validator = self.validator
+        if validator is None:
+            return
+        try:
+            if validator.is_valid(value):
+                return
+            for error in validator.iter_errors(value):
+                path = tuple(str(segment) for segment in error.instance_path)
+                keyword = str(error.schema_path[-1]) if error.schema_path else "schema"
+                yield path, keyword, str(error.message)
+        except (ValueError, TypeError, OverflowError) as exc:
+            yield (), "type", f"value is not JSON data: {exc}"
 
     def is_valid(self, value: Any) -> bool:
         """Whether the engine accepts ``value`` (``False`` for a schema that does not compile)."""
@@ -71,7 +102,8 @@ def _build(schema: Any) -> EngineSchema:
     try:
         validator = jsonschema_rs.validator_for(schema, validate_formats=False, offline=True)
     except jsonschema_rs.ValidationError as exc:
-        return EngineSchema(None, str(exc.message), format_plan(schema))
+        where = tuple(str(segment) for segment in exc.instance_path)
+        return EngineSchema(None, str(exc.message), format_plan(schema), where)
     except Exception as exc:  # any engine failure means "does not compile"
         return EngineSchema(None, str(exc) or type(exc).__name__, format_plan(schema))
     return EngineSchema(validator, None, format_plan(schema))
@@ -122,3 +154,58 @@ def validate_instance(
             out.append(
                 codes.problem(code, f"value is not a valid {violation.format}", violation.pointer)
             )
+
+
+OUTPUT_VIOLATION_LIMIT: Final = 20
+"""Most schema violations of one output that :func:`output_violations` spells out."""
+
+_REASON_LIMIT: Final = 200
+
+
+def _short(reason: str) -> str:
+    """An engine message cut to 200 characters (it quotes the offending value whole)."""
+    if len(reason) <= _REASON_LIMIT:
+        return reason
+    return f"{reason[:_REASON_LIMIT]}… ({len(reason)} characters)"
+
+
+def output_violations(
+    schema: Any, output: Any, limit: int = OUTPUT_VIOLATION_LIMIT
+) -> list[Diagnostic]:
+    """One ``TQX_OUTPUT_SCHEMA`` per way ``output`` breaks ``schema``, each at its own place.
+
+    Each names the instance JSON pointer under ``/output`` (plain concatenation, as every core
+    pointer), the schema keyword it breaks and a short reason, e.g. ``/output/severity breaks
+    `enum`: "critical" is not one of "low" or "high"``. At most ``limit`` are listed; when there
+    are more, a last diagnostic at ``/output`` gives the total. Empty when ``output`` satisfies
+    the schema (or the schema does not compile: that is the contract's problem, reported by
+    validation). Never raises.
+    """
+    engine = compile_schema(schema)
+    found: list[Diagnostic] = []
+    total = 0
+
+    def add(pointer: str, keyword: str, reason: str) -> None:
+        nonlocal total
+        total += 1
+        if total <= limit:
+            message = f"{pointer} breaks `{keyword}`: {_short(reason)}"
+            found.append(codes.problem(codes.OUTPUT_SCHEMA, message, pointer))
+
+    try:
+        for path, keyword, reason in engine.violations(output):
+            add("/output" + "".join(f"/{segment}" for segment in path), keyword, reason)
+        if engine.validator is not None and engine.formats is not None:
+            for violation in engine.formats.violations(output, "/output"):
+                add(violation.pointer, "format", f"value is not a valid {violation.format}")
+    except RecursionError:
+        add("/output", "schema", "the output nests too deeply to validate")
+    if total > limit:
+        found.append(
+            codes.problem(
+                codes.OUTPUT_SCHEMA,
+                f"the output breaks the schema in {total} places; the first {limit} are listed",
+                "/output",
+            )
+        )
+    return found

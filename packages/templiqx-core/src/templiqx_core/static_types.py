@@ -3,6 +3,13 @@
 The checker works with seven kinds derived from schemas (``Any`` when unknown). References are
 resolved against the contract's declared fields and the local scope (``for_each`` items and
 component parameters) through ``properties`` and ``items``; the request is never consulted.
+
+A reference that does not resolve is reported once, with what was declared where it stopped
+(and the closest name when it looks misspelt). Its consequences are not reported again: the
+kind checks of an expression whose reference is unknown (the ``Any`` interpolation, a ``when``
+condition, a ``for_each`` collection, a boolean operand) stay silent, and a loop over an
+unknown or non-array collection binds its item as *unknown*, so references through it are not
+reported either.
 """
 
 from __future__ import annotations
@@ -30,9 +37,11 @@ from templiqx_contracts import (
     TextNode,
     TypedComponent,
     WhenNode,
+    quote_input,
 )
 from templiqx_core import codes
 from templiqx_core.components import component_content, legacy_arguments
+from templiqx_core.suggest import closest, name_list
 
 __all__ = [
     "STRING_SCHEMA",
@@ -48,8 +57,23 @@ STRING_SCHEMA: Final[dict[str, Any]] = {"type": "string"}
 _IDENTIFIER = re.compile(r"[A-Za-z0-9._-]+")
 _INDEX = re.compile(r"\+?[0-9]+")
 _USIZE_MAX = (1 << 64) - 1
-_UNRESOLVED: Final = object()
 _TEXT_FILTERS = frozenset({"trim", "lower", "upper"})
+
+
+class _Unresolved:
+    """Why a reference path did not resolve: the problem, as the rest of a message."""
+
+    __slots__ = ("detail",)
+
+    def __init__(self, detail: str) -> None:
+        self.detail = detail
+
+
+class _UnknownType:
+    """The schema of a local whose binding is already reported broken (see module doc)."""
+
+
+_UNKNOWN: Final = _UnknownType()
 
 
 class Kind(enum.Enum):
@@ -133,46 +157,80 @@ class ContentChecker:
     # --- references ----------------------------------------------------------------------
 
     def _resolve(self, path: str, scope: dict[str, Any]) -> Any:
+        """The schema ``path`` leads to, :data:`_UNKNOWN`, or an :class:`_Unresolved`."""
         segments = path.split(".")
         if "" in segments:
-            return _UNRESOLVED
+            return _Unresolved("a path is names joined by single dots, with no empty part")
         first = segments[0]
         if first in ("inputs", "context"):
-            if len(segments) < 2:
-                return _UNRESOLVED
             fields: dict[str, FieldSpec] = (
                 self.contract.inputs if first == "inputs" else self.contract.context
             )
+            if len(segments) < 2:
+                return _Unresolved(f"name one of its fields: declared {first}: {_names(fields)}")
             spec = fields.get(segments[1])
             if spec is None:
-                return _UNRESOLVED
+                return _Unresolved(
+                    f"{_suggestion(segments[1], fields, first)}declared {first}: {_names(fields)}"
+                )
             schema = spec.schema
             rest = segments[2:]
+            done = segments[:2]
         else:
             if first not in scope:
-                return _UNRESOLVED
+                return self._unknown_root(first, scope)
             schema = scope[first]
             rest = segments[1:]
+            done = segments[:1]
         for segment in rest:
+            if schema is _UNKNOWN:
+                return _UNKNOWN
             kind = schema_kind(schema)
+            where = quote_input(".".join(done))
             if kind is Kind.OBJECT:
                 properties = schema.get("properties")
                 if not isinstance(properties, dict) or segment not in properties:
-                    return _UNRESOLVED
+                    declared = properties if isinstance(properties, dict) else {}
+                    return _Unresolved(
+                        f"{_suggestion(segment, declared, '.'.join(done))}"
+                        f"properties of {where}: {_names(declared)}"
+                    )
                 schema = properties[segment]
             elif kind is Kind.ARRAY and parse_index(segment) is not None:
                 if "items" not in schema:
-                    return _UNRESOLVED
+                    return _Unresolved(f"the array {where} declares no `items` schema")
                 schema = schema["items"]
+            elif kind is Kind.ARRAY:
+                return _Unresolved(
+                    f"{where} is an array: follow it with an item index, as in "
+                    f"{quote_input('.'.join([*done, '0']))}"
+                )
             else:
-                return _UNRESOLVED
+                what = "has no declared type" if kind is Kind.ANY else f"is a {kind.value}"
+                return _Unresolved(f"{where} {what}, so it has no part {quote_input(segment)}")
+            done.append(segment)
         return schema
+
+    def _unknown_root(self, first: str, scope: dict[str, Any]) -> _Unresolved:
+        roots = ["inputs", "context", *sorted(scope)]
+        match = closest(first, roots)
+        hint = ""
+        if match is not None:
+            hint = (
+                f"did you mean {quote_input(match)} (the path starts with {quote_input(first)})? "
+            )
+        locals_ = f"; in scope here: {name_list(sorted(scope))}" if scope else ""
+        return _Unresolved(
+            f"{hint}a path starts with `inputs`, `context` or a loop item or component "
+            f"parameter in scope (declared inputs: {_names(self.contract.inputs)}; declared "
+            f"context: {_names(self.contract.context)}{locals_})"
+        )
 
     def infer_schema(self, expr: Expr, scope: dict[str, Any]) -> Any:
         """The schema an expression is known to satisfy (``None`` when unknown)."""
         if isinstance(expr, RefExpr):
             resolved = self._resolve(expr.path, scope)
-            return None if resolved is _UNRESOLVED else resolved
+            return None if isinstance(resolved, _Unresolved | _UnknownType) else resolved
         if isinstance(expr, LiteralExpr):
             kind = value_kind(expr.value)
             name = _SCHEMA_TYPE_NAMES.get(kind)
@@ -183,20 +241,30 @@ class ContentChecker:
         """The static kind of an expression."""
         if isinstance(expr, RefExpr):
             resolved = self._resolve(expr.path, scope)
-            return Kind.ANY if resolved is _UNRESOLVED else schema_kind(resolved)
+            if isinstance(resolved, _Unresolved | _UnknownType):
+                return Kind.ANY
+            return schema_kind(resolved)
         if isinstance(expr, LiteralExpr):
             return value_kind(expr.value)
         return Kind.BOOLEAN
+
+    def is_known(self, expr: Expr, scope: dict[str, Any]) -> bool:
+        """False for a reference already reported unknown (or through an unknown local)."""
+        if not isinstance(expr, RefExpr):
+            return True
+        return not isinstance(self._resolve(expr.path, scope), _Unresolved | _UnknownType)
 
     # --- expressions ---------------------------------------------------------------------
 
     def check_expr(self, expr: Expr, pointer: str, scope: dict[str, Any]) -> None:
         """Validate one expression rooted at ``pointer``."""
         if isinstance(expr, RefExpr):
-            if self._resolve(expr.path, scope) is _UNRESOLVED:
+            resolved = self._resolve(expr.path, scope)
+            if isinstance(resolved, _Unresolved):
                 self._error(
                     codes.REF_UNKNOWN,
-                    f"unknown or schema-incompatible reference path '{expr.path}'",
+                    f"unknown or schema-incompatible reference path {quote_input(expr.path)}: "
+                    f"{resolved.detail}",
                     pointer,
                 )
         elif isinstance(expr, EqualsExpr):
@@ -216,7 +284,7 @@ class ContentChecker:
 
     def _check_boolean_operand(self, expr: Expr, pointer: str, scope: dict[str, Any]) -> None:
         self.check_expr(expr, pointer, scope)
-        if self.infer_kind(expr, scope) is not Kind.BOOLEAN:
+        if self.is_known(expr, scope) and self.infer_kind(expr, scope) is not Kind.BOOLEAN:
             self._error(codes.BOOLEAN_TYPE, "boolean operator operands must be boolean", pointer)
 
     # --- nodes ---------------------------------------------------------------------------
@@ -231,7 +299,10 @@ class ContentChecker:
                 self._check_interpolate(node, pointer, scope)
             elif isinstance(node, WhenNode):
                 self.check_expr(node.condition, f"{pointer}/condition", scope)
-                if self.infer_kind(node.condition, scope) is not Kind.BOOLEAN:
+                if (
+                    self.is_known(node.condition, scope)
+                    and self.infer_kind(node.condition, scope) is not Kind.BOOLEAN
+                ):
                     self._error(
                         codes.CONDITION_TYPE,
                         "when condition must be boolean",
@@ -255,6 +326,8 @@ class ContentChecker:
         self, node: InterpolateNode, pointer: str, scope: dict[str, Any]
     ) -> None:
         self.check_expr(node.expression, f"{pointer}/expression", scope)
+        if not self.is_known(node.expression, scope):
+            return
         kind = self.infer_kind(node.expression, scope)
         filters = node.filters
         if kind in (Kind.ARRAY, Kind.OBJECT, Kind.NULL) and "json" not in filters:
@@ -279,7 +352,9 @@ class ContentChecker:
 
     def _check_for_each(self, node: ForEachNode, pointer: str, scope: dict[str, Any]) -> None:
         self.check_expr(node.collection, f"{pointer}/collection", scope)
-        if self.infer_kind(node.collection, scope) is not Kind.ARRAY:
+        known = self.is_known(node.collection, scope)
+        is_array = self.infer_kind(node.collection, scope) is Kind.ARRAY
+        if known and not is_array:
             self._error(
                 codes.FOR_EACH_TYPE,
                 "for_each collection must be an array",
@@ -291,8 +366,8 @@ class ContentChecker:
             )
             return
         collection_schema = self.infer_schema(node.collection, scope)
-        item_schema: Any = {}
-        if isinstance(collection_schema, dict) and "items" in collection_schema:
+        item_schema: Any = {} if known and is_array else _UNKNOWN
+        if is_array and isinstance(collection_schema, dict) and "items" in collection_schema:
             item_schema = collection_schema["items"]
         # The binding is scoped to the body: an outer binding of the same name is restored
         # afterwards (the reference deletes it instead; see docs/decisions/core-semantics.md).
@@ -325,8 +400,12 @@ class ContentChecker:
     ) -> None:
         params = self.parameters(node.name)
         if params is None:
+            components = sorted(self.contract.components)
             self._error(
-                codes.COMPONENT_MISSING, f"unknown component '{node.name}'", f"{pointer}/name"
+                codes.COMPONENT_MISSING,
+                f"unknown component {quote_input(node.name)}"
+                f"{_maybe(node.name, components)}; defined components: {name_list(components)}",
+                f"{pointer}/name",
             )
             return
         for param in sorted(params):
@@ -345,7 +424,9 @@ class ContentChecker:
             if declared is None:
                 self._error(
                     codes.COMPONENT_ARGUMENT_UNKNOWN,
-                    f"component '{node.name}' has no parameter '{argument}'",
+                    f"component {quote_input(node.name)} has no parameter "
+                    f"{quote_input(argument)}{_maybe(argument, sorted(params))}"
+                    f"; its parameters: {name_list(sorted(params))}",
                     arg_pointer,
                 )
                 continue
@@ -361,3 +442,19 @@ class ContentChecker:
 
     def _error(self, code: str, message: str, pointer: str) -> None:
         self.out.append(codes.problem(code, message, pointer))
+
+
+def _names(fields: dict[str, Any]) -> str:
+    return name_list(sorted(fields))
+
+
+def _maybe(name: str, declared: list[str]) -> str:
+    """`` (did you mean 'x'?)`` when ``name`` looks like a misspelt declared name."""
+    match = closest(name, declared)
+    return "" if match is None else f" (did you mean {quote_input(match)}?)"
+
+
+def _suggestion(segment: str, declared: dict[str, Any], prefix: str) -> str:
+    """``did you mean 'inputs.name'? `` when ``segment`` looks like a misspelt declared name."""
+    match = closest(segment, sorted(declared))
+    return "" if match is None else f"did you mean {quote_input(f'{prefix}.{match}')}? "

@@ -68,18 +68,13 @@ def _validate(contract: Contract) -> list[Diagnostic]:
     _check_output_schema(contract.output_schema, out)
     for scope, fields in (("inputs", contract.inputs), ("context", contract.context)):
         for name in sorted(fields):
-            pointer = f"/{scope}/{name}/schema"
-            schema = fields[name].schema
-            error = compile_schema(schema).error
-            if error is not None:
-                out.append(
-                    codes.problem(
-                        codes.FIELD_SCHEMA_INVALID,
-                        f"invalid schema for '{name}': {error}",
-                        pointer,
-                    )
-                )
-            validate_bounded_schema(schema, pointer, out)
+            _check_schema(
+                fields[name].schema,
+                f"/{scope}/{name}/schema",
+                codes.FIELD_SCHEMA_INVALID,
+                f"invalid schema for '{name}': ",
+                out,
+            )
     checker = ContentChecker(contract, out)
     for index, message in enumerate(contract.messages):
         checker.check_nodes(message.content, f"/messages/{index}/content", {})
@@ -120,11 +115,25 @@ def _check_header(contract: Contract, out: list[Diagnostic]) -> None:
         )
 
 
+def _check_schema(schema: Any, pointer: str, code: str, prefix: str, out: list[Diagnostic]) -> None:
+    """The engine's verdict on ``schema`` (``code``), then the bounded-subset check.
+
+    The engine's complaint is left out when the bounded check reports a problem at the very
+    place the engine found one (``type: strng`` is reported once, by the clearer
+    ``TQX_SCHEMA_TYPE_UNSUPPORTED``): the same mistake, not a second one.
+    """
+    engine = compile_schema(schema)
+    bounded: list[Diagnostic] = []
+    validate_bounded_schema(schema, pointer, bounded)
+    if engine.error is not None:
+        where = "".join(f"/{segment}" for segment in engine.error_at or ())
+        if not any(d.json_pointer == pointer + where for d in bounded) or not where:
+            out.append(codes.problem(code, prefix + engine.error, pointer))
+    out.extend(bounded)
+
+
 def _check_output_schema(schema: Any, out: list[Diagnostic]) -> None:
-    error = compile_schema(schema).error
-    if error is not None:
-        out.append(codes.problem(codes.OUTPUT_SCHEMA_INVALID, error, "/output_schema"))
-    validate_bounded_schema(schema, "/output_schema", out)
+    _check_schema(schema, "/output_schema", codes.OUTPUT_SCHEMA_INVALID, "", out)
     if schema is False:
         out.append(
             codes.problem(
@@ -142,18 +151,14 @@ def _check_components(contract: Contract, checker: ContentChecker, out: list[Dia
         if isinstance(definition, TypedComponent):
             scope = {}
             for param in sorted(definition.parameters):
-                pointer = f"/components/{name}/parameters/{param}/schema"
                 schema = definition.parameters[param].schema
-                error = compile_schema(schema).error
-                if error is not None:
-                    out.append(
-                        codes.problem(
-                            codes.COMPONENT_SCHEMA_INVALID,
-                            f"invalid schema for component parameter '{param}': {error}",
-                            pointer,
-                        )
-                    )
-                validate_bounded_schema(schema, pointer, out)
+                _check_schema(
+                    schema,
+                    f"/components/{name}/parameters/{param}/schema",
+                    codes.COMPONENT_SCHEMA_INVALID,
+                    f"invalid schema for component parameter '{param}': ",
+                    out,
+                )
                 scope[param] = schema
         else:
             scope = dict.fromkeys(legacy_arguments(definition), STRING_SCHEMA)
@@ -182,16 +187,13 @@ def _check_extensions(contract: Contract, out: list[Diagnostic]) -> None:
                     f"{base}/capability",
                 )
             )
-        error = compile_schema(extension.schema).error
-        if error is not None:
-            out.append(
-                codes.problem(
-                    codes.EXTENSION_SCHEMA_INVALID,
-                    f"invalid schema for extension '{key}': {error}",
-                    f"{base}/schema",
-                )
-            )
-        validate_bounded_schema(extension.schema, f"{base}/schema", out)
+        _check_schema(
+            extension.schema,
+            f"{base}/schema",
+            codes.EXTENSION_SCHEMA_INVALID,
+            f"invalid schema for extension '{key}': ",
+            out,
+        )
         validate_instance(
             extension.schema, extension.value, f"{base}/value", codes.EXTENSION_VALUE, out
         )
