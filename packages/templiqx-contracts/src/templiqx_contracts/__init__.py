@@ -67,6 +67,7 @@ from templiqx_contracts.formats import (
     is_date,
     is_date_time,
 )
+from templiqx_contracts.json_numbers import find_outside_strings, float_markers
 from templiqx_contracts.json_value import JSONDecodeError, decode_json
 from templiqx_contracts.package import (
     SIGNATURE_ALGORITHM,
@@ -171,7 +172,9 @@ __all__ = [
     "decode_stream_event",
     "encode_stream_event",
     "fingerprint",
+    "find_outside_strings",
     "fingerprint_bytes",
+    "float_markers",
     "format_float",
     "format_plan",
     "format_violations",
