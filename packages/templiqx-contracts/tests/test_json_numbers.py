@@ -57,11 +57,11 @@ documents = st.recursive(
         st.lists(children, max_size=8)
         | st.dictionaries(st.one_of(st.sampled_from(_TRICKY_TEXT), st.text(max_size=6)), children)
     ),
-    max_leaves=60,
+    max_leaves=40,
 )
 
 
-@settings(max_examples=600, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
 @given(documents)
 @example([203, 127, -3, 1.5])
 @example([203, -1, -1, None, 2.5])
@@ -71,7 +71,7 @@ def test_fast_path_writes_what_the_exact_writer_writes(value: Any) -> None:
     assert canonical_json(value) == _exact(value)
 
 
-@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=100, suppress_health_check=[HealthCheck.too_slow])
 @given(documents, st.sampled_from([math.nan, math.inf, -math.inf]), st.randoms())
 def test_a_non_finite_float_anywhere_is_refused(value: Any, bad: float, rnd: Any) -> None:
     holder = [value, bad] if rnd.random() < 0.5 else {"x": value, "y": [None, bad]}
@@ -151,7 +151,7 @@ def _msgpack_float_offsets(data: bytes) -> list[int]:
     return found
 
 
-@settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=200, suppress_health_check=[HealthCheck.too_slow])
 @given(documents)
 @example([203, 1.5])
 @example({"\u02c8": [-53, 1.5e300, 0xCB7F]})
@@ -201,7 +201,7 @@ def _outside_string_offsets(text: bytes) -> list[bool]:
 _EXPONENT = re.compile(rb"e[0-9]")
 
 
-@settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=200, suppress_health_check=[HealthCheck.too_slow])
 @given(documents)
 @example({'\\"e1': 1e16, "a\\": "e2", '"': [1e17, 'x\\\\"e3']})
 def test_find_outside_strings_agrees_with_a_character_scan(value: Any) -> None:

@@ -80,6 +80,13 @@ from templiqx_contracts.package import (
     PackageTrustReport,
     ToolContractRef,
 )
+from templiqx_contracts.partial_json import (
+    MISSING,
+    PartialEvent,
+    PartialJSON,
+    PartialJSONError,
+    PartialValue,
+)
 from templiqx_contracts.quoting import QUOTE_LIMIT, quote_input
 from templiqx_contracts.runtime import (
     COMPILER_ID,
@@ -142,6 +149,7 @@ __all__ = [
     "InterpolateNode",
     "LiteralExpr",
     "LockedDependency",
+    "MISSING",
     "MessageTemplate",
     "Node",
     "NotExpr",
@@ -152,6 +160,10 @@ __all__ = [
     "PackageManifest",
     "PackageSignature",
     "PackageTrustReport",
+    "PartialEvent",
+    "PartialJSON",
+    "PartialJSONError",
+    "PartialValue",
     "RefExpr",
     "RenderRequest",
     "Role",
