@@ -217,6 +217,11 @@ def test_growing_text_is_available_without_showing_it() -> None:
     assert update.value == {}
     assert update.growing == ("status",)
     assert update.growing_text() == "act"
+    reader.feed("i\\u00e9\\ud83d\\ude00\\n")
+    assert reader.growing_text() == "actié😀\n"
+    assert reader.growing_length() == len("actié😀\n")
+    reader.feed('"}')
+    assert reader.growing_length() == 0
 
 
 def test_a_top_level_number_completes_at_the_end_of_input() -> None:

@@ -82,10 +82,13 @@ from templiqx_contracts.package import (
 )
 from templiqx_contracts.partial_json import (
     MISSING,
+    PARTIAL_JSON_MAX_BYTES,
+    PARTIAL_JSON_MAX_DEPTH,
     PartialEvent,
     PartialJSON,
     PartialJSONError,
     PartialValue,
+    ValuePath,
 )
 from templiqx_contracts.quoting import QUOTE_LIMIT, quote_input
 from templiqx_contracts.runtime import (
@@ -150,6 +153,8 @@ __all__ = [
     "LiteralExpr",
     "LockedDependency",
     "MISSING",
+    "PARTIAL_JSON_MAX_BYTES",
+    "PARTIAL_JSON_MAX_DEPTH",
     "MessageTemplate",
     "Node",
     "NotExpr",
@@ -176,6 +181,7 @@ __all__ = [
     "ToolCallDelta",
     "ToolContractRef",
     "TypedComponent",
+    "ValuePath",
     "WhenNode",
     "WorkspaceArtifact",
     "__version__",

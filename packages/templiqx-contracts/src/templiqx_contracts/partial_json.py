@@ -51,20 +51,25 @@ from templiqx_contracts.json_value import JSONDecodeError
 
 __all__ = [
     "MISSING",
+    "PARTIAL_JSON_MAX_BYTES",
+    "PARTIAL_JSON_MAX_DEPTH",
     "PartialEvent",
     "PartialJSON",
     "PartialJSONError",
     "PartialValue",
-    "Path",
+    "ValuePath",
 ]
 
-Path = tuple[str | int, ...]
+ValuePath = tuple[str | int, ...]
 """Where a value sits in the document: member names and array indices from the root."""
+
+PARTIAL_JSON_MAX_BYTES: Final = 2_097_152
+"""The default bound on a stream's UTF-8 bytes: the runtime's cap on an assembled answer."""
+PARTIAL_JSON_MAX_DEPTH: Final = 512
+"""The default bound on nesting."""
 
 _U64_MAX: Final = (1 << 64) - 1
 _I64_MIN: Final = -(1 << 63)
-DEFAULT_MAX_BYTES: Final = 2_097_152
-DEFAULT_MAX_DEPTH: Final = 512
 
 _WHITESPACE = re.compile(r"[ \t\n\r]*")
 _STRING_RUN = re.compile(r'[^"\\\x00-\x1f]*')
@@ -183,22 +188,22 @@ class PartialEvent(NamedTuple):
     """
 
     kind: Literal["start", "key", "complete"]
-    path: Path
+    path: ValuePath
     value: Any
 
 
-class _PathSet(Set[Path]):
+class _PathSet(Set[ValuePath]):
     """A read-only, live view of the complete paths (no copy per feed)."""
 
     __slots__ = ("_paths",)
 
-    def __init__(self, paths: set[Path]) -> None:
+    def __init__(self, paths: set[ValuePath]) -> None:
         self._paths = paths
 
     def __contains__(self, item: object) -> bool:
         return item in self._paths
 
-    def __iter__(self) -> Iterator[Path]:
+    def __iter__(self) -> Iterator[ValuePath]:
         return iter(self._paths)
 
     def __len__(self) -> int:
@@ -220,7 +225,7 @@ class PartialValue:
     def __init__(
         self,
         reader: PartialJSON,
-        completed: tuple[Path, ...],
+        completed: tuple[ValuePath, ...],
         events: tuple[PartialEvent, ...],
         done: bool,
     ) -> None:
@@ -238,12 +243,12 @@ class PartialValue:
         return self._reader.value
 
     @property
-    def complete_paths(self) -> Set[Path]:
+    def complete_paths(self) -> Set[ValuePath]:
         """Every path whose value is complete (a live, read-only set)."""
         return self._reader.complete_paths
 
     @property
-    def growing(self) -> Path | None:
+    def growing(self) -> ValuePath | None:
         """The path of the unfinished string, if one is being read (see :meth:`growing_text`)."""
         return self._reader.growing
 
@@ -304,8 +309,8 @@ class PartialJSON:
         *,
         partial_strings: bool = False,
         events: bool = False,
-        max_bytes: int | None = DEFAULT_MAX_BYTES,
-        max_depth: int = DEFAULT_MAX_DEPTH,
+        max_bytes: int | None = PARTIAL_JSON_MAX_BYTES,
+        max_depth: int = PARTIAL_JSON_MAX_DEPTH,
     ) -> None:
         self._partial_strings = partial_strings
         self._record = events
@@ -318,12 +323,13 @@ class PartialJSON:
         self._mode = _VALUE
         self._stack: list[_Frame] = []
         self._path: list[str | int] = []
-        self._complete: set[Path] = set()
-        self._completed: list[Path] = []
+        self._complete: set[ValuePath] = set()
+        self._completed: list[ValuePath] = []
         self._events: list[PartialEvent] = []
         # The token being read: string pieces, escape so far, a high surrogate awaiting its
         # low half; number pieces and machine state; literal word and letters matched.
         self._pieces: list[str] = []
+        self._length = 0  # characters of the string being read
         self._is_key = False
         self._escape = ""
         self._high = 0
@@ -352,12 +358,12 @@ class PartialJSON:
         return self._done
 
     @property
-    def complete_paths(self) -> Set[Path]:
+    def complete_paths(self) -> Set[ValuePath]:
         """Every path whose value is complete, as a live, read-only set."""
         return _PathSet(self._complete)
 
     @property
-    def growing(self) -> Path | None:
+    def growing(self) -> ValuePath | None:
         """The path of the string value being read, ``None`` between values."""
         if self._mode == _STRING and not self._is_key:
             return tuple(self._path)
@@ -368,6 +374,13 @@ class PartialJSON:
         if self._mode != _STRING or self._is_key:
             return None
         return self._joined()
+
+    def growing_length(self) -> int:
+        """How many characters of the string value being read have arrived (0 between values).
+
+        Costs nothing, unlike :meth:`growing_text`, which joins the pieces.
+        """
+        return self._length if self._mode == _STRING and not self._is_key else 0
 
     def feed(self, text: str) -> PartialValue:
         """Read the next fragment; return what it completed and a view of the value so far.
@@ -472,6 +485,7 @@ class PartialJSON:
 
     def _begin_string(self, is_key: bool) -> None:
         self._pieces = []
+        self._length = 0
         self._is_key = is_key
         self._shown_in_array = False
         self._mode = _STRING
@@ -559,6 +573,7 @@ class PartialJSON:
                 j = _STRING_RUN.match(text, i).end()  # type: ignore[union-attr]
                 if j > i:
                     self._pieces.append(text[i:j])
+                    self._length += j - i
                 if j == n:
                     return
                 char = text[j]
@@ -697,6 +712,7 @@ class PartialJSON:
                     self._fail("a high surrogate escape must be followed by its low half", text, i)
             elif char in _SIMPLE_ESCAPES:
                 self._pieces.append(_SIMPLE_ESCAPES[char])
+                self._length += 1
                 self._escape = ""
                 return i + 1
             elif char != "u":
@@ -721,9 +737,11 @@ class PartialJSON:
         self._escape = ""
         if self._high:
             self._pieces.append(chr(0x10000 + ((self._high - 0xD800) << 10) + (code - 0xDC00)))
+            self._length += 1
             self._high = 0
         elif 0xD800 <= code <= 0xDBFF:
             self._high = code
         else:
             self._pieces.append(chr(code))
+            self._length += 1
         return i + 1

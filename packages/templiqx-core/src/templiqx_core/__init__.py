@@ -21,6 +21,7 @@ from templiqx_core.parse import (
     parse_render_request,
     parse_translation_bundle,
 )
+from templiqx_core.partial_output import OutputUpdate, PartialOutput
 from templiqx_core.render import render_messages
 from templiqx_core.semver import is_semver
 from templiqx_core.tool_refs import resolve_tool_contract_refs
@@ -31,6 +32,8 @@ __version__ = "0.2.0"
 
 __all__ = [
     "CORE_CODES",
+    "OutputUpdate",
+    "PartialOutput",
     "__version__",
     "compile_interaction",
     "diff_contracts",
