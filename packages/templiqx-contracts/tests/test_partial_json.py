@@ -543,3 +543,8 @@ def test_errors_name_the_problem_and_carry_the_runtime_code() -> None:
     reader.feed('{"a": "b')
     with pytest.raises(PartialJSONError, match="ends early, inside a string"):
         reader.finish()
+    reader = PartialJSON()
+    reader.feed(" \n")
+    with pytest.raises(PartialJSONError, match="ended before any JSON value") as ended:
+        reader.finish()
+    assert ended.value.offset == 2

@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Set
-from typing import Any, Final, Literal, NamedTuple
+from typing import Any, Final, Literal, NamedTuple, NoReturn
 
 from templiqx_contracts.json_value import JSONDecodeError
 
@@ -412,26 +412,30 @@ class PartialJSON:
                 self._fail_at("the number is unfinished", self._bytes)
             self._finish_number("")
         if not self._done:
-            self._fail_at(f"the document ends early, inside {self._where()}", self._bytes)
+            self._fail_at(self._where_it_ended(), self._bytes)
         return PartialValue(self, tuple(self._completed), tuple(self._events), self._done)
 
     # -- errors -----------------------------------------------------------------------------
 
-    def _fail_at(self, reason: str, offset: int) -> None:
+    def _fail_at(self, reason: str, offset: int) -> NoReturn:
         self._error = PartialJSONError(reason, offset)
         raise self._error
 
-    def _fail(self, reason: str, text: str, index: int) -> None:
+    def _fail(self, reason: str, text: str, index: int) -> NoReturn:
         self._fail_at(reason, self._bytes + _utf8_length(text[:index]))
 
-    def _where(self) -> str:
+    def _where_it_ended(self) -> str:
         if self._mode == _STRING:
-            return "a member name" if self._is_key else "a string"
-        if self._mode in (_NUMBER_TOKEN, _LITERAL):
-            return "a number" if self._mode == _NUMBER_TOKEN else f"'{self._word}'"
-        if not self._stack:
-            return "nothing (no value has begun)"
-        return "an object" if self._stack[-1].is_object else "an array"
+            inside = "a member name" if self._is_key else "a string"
+        elif self._mode == _NUMBER_TOKEN:
+            inside = "a number"
+        elif self._mode == _LITERAL:
+            inside = repr(self._word)
+        elif self._stack:
+            inside = "an object" if self._stack[-1].is_object else "an array"
+        else:
+            return "the stream ended before any JSON value"
+        return f"the document ends early, inside {inside}"
 
     # -- building the value -----------------------------------------------------------------
 
@@ -557,7 +561,6 @@ class PartialJSON:
             )
             shown = number if len(number) <= 40 else number[:40] + "..."
             self._fail_at(f"the number {shown} is out of range", offset)
-            raise  # unreachable: _fail_at raises
 
     # -- the scanner ------------------------------------------------------------------------
 
@@ -594,7 +597,7 @@ class PartialJSON:
                     following = _NUMBER_MACHINE[state].get(text[k])
                     if following is None:
                         self._fail(f"{_show(text[k])} cannot continue the number", text, k)
-                    state = following  # type: ignore[assignment]
+                    state = following
                 self._number_state = state
                 self._pieces.append(text[i:j])
                 if j == n:
@@ -686,7 +689,6 @@ class PartialJSON:
         literal = _LITERALS.get(char)
         if literal is None:
             self._fail(f"expected {_EXPECTED[self._mode]}, found {_show(char)}", text, i)
-            raise AssertionError  # unreachable: _fail raises
         word, value, kind = literal
         if self._record:
             self._event("start", kind)
