@@ -390,8 +390,10 @@ class PartialJSON:
         """
         if self._error is not None:
             raise self._error
-        self._completed = []
-        self._events = []
+        completed = self._completed
+        events = self._events
+        completed.clear()
+        events.clear()
         size = _utf8_length(text)
         if self._max_bytes is not None and self._bytes + size > self._max_bytes:
             self._fail_at(
@@ -399,14 +401,14 @@ class PartialJSON:
             )
         self._consume(text)
         self._bytes += size
-        return PartialValue(self, tuple(self._completed), tuple(self._events), self._done)
+        return PartialValue(self, tuple(completed), tuple(events), self._done)
 
     def finish(self) -> PartialValue:
         """Declare the input ended: complete a top-level number, or report a truncated document."""
         if self._error is not None:
             raise self._error
-        self._completed = []
-        self._events = []
+        self._completed.clear()
+        self._events.clear()
         if self._mode == _NUMBER_TOKEN and not self._stack:
             if self._number_state not in _NUMBER_ACCEPTS:
                 self._fail_at("the number is unfinished", self._bytes)
