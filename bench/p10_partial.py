@@ -184,7 +184,7 @@ def run(settings: Settings) -> list[Comparison]:
     a, b, ratios = interleave(
         subject,
         baseline,
-        rounds=settings.rounds(2),
+        rounds=settings.rounds(2, quick=2),
         subject_repeat=calibrate(subject.run, 0.3),
         baseline_repeat=1,
         warmup=0,
