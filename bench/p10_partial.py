@@ -209,7 +209,7 @@ def run(settings: Settings) -> list[Comparison]:
     a, b, ratios = interleave(
         Side("2x", lambda: read_partials(long_pieces)),
         Side("1x", lambda: read_partials(pieces)),
-        rounds=settings.rounds(11),
+        rounds=settings.rounds(21),
     )
     growth.record(a, b, ratios)
     growth.metrics["long_document_bytes"] = len(long_text.encode())
