@@ -32,6 +32,7 @@ MODULES: dict[str, tuple[str, str]] = {
     "P4": ("p4_cli_start", "templiqx catalog --json, fresh process"),
     "P5": ("p5_mcp", "1,000 compile_contract calls over MCP stdio"),
     "P6": ("p6_evals", "test_package over the reference packages"),
+    "P10": ("p10_partial", "partial values over a 50,000-delta structured stream"),
 }
 
 

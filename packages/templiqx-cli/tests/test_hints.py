@@ -8,6 +8,7 @@ expected exactly as ``render_diagnostic`` shows them (its own tests say how that
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ import pytest
 
 from templiqx_cli import main
 from templiqx_cli.output import render_diagnostic
+from templiqx_cli.snippets import SourceFiles
 from templiqx_contracts import Diagnostic
 
 CONTRACT = "onboarding-summary"
@@ -33,7 +35,7 @@ def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str,
     return code, human.out, envelope
 
 
-def _shown(diagnostic: dict[str, Any], files: dict[str, str] | None = None) -> str:
+def _shown(diagnostic: dict[str, Any], files: Mapping[str, str] | None = None) -> str:
     return render_diagnostic(msgspec.convert(diagnostic, Diagnostic), files)
 
 
@@ -71,7 +73,8 @@ def test_failed_cases_show_why_they_failed(
         "  ✗ account-digest/quiet-week",
     ]
     failed = envelope["result"]["cases"][2]
-    case_block = "\n".join("      " + line for line in _shown(failed["diagnostics"][0]).split("\n"))
+    shown = _shown(failed["diagnostics"][0], SourceFiles(str(packages_root)))  # with its snippet
+    case_block = "\n".join("      " + line for line in shown.split("\n"))
     assert case_block in out
     assert _shown(envelope["diagnostics"][0]) in out  # TQX_TEST_FAILED
     assert lines[-1] == (

@@ -67,6 +67,7 @@ from templiqx_contracts.formats import (
     is_date,
     is_date_time,
 )
+from templiqx_contracts.json_numbers import find_outside_strings, float_markers
 from templiqx_contracts.json_value import JSONDecodeError, decode_json
 from templiqx_contracts.package import (
     SIGNATURE_ALGORITHM,
@@ -78,6 +79,16 @@ from templiqx_contracts.package import (
     PackageSignature,
     PackageTrustReport,
     ToolContractRef,
+)
+from templiqx_contracts.partial_json import (
+    MISSING,
+    PARTIAL_JSON_MAX_BYTES,
+    PARTIAL_JSON_MAX_DEPTH,
+    PartialEvent,
+    PartialJSON,
+    PartialJSONError,
+    PartialValue,
+    ValuePath,
 )
 from templiqx_contracts.quoting import QUOTE_LIMIT, quote_input
 from templiqx_contracts.runtime import (
@@ -141,6 +152,9 @@ __all__ = [
     "InterpolateNode",
     "LiteralExpr",
     "LockedDependency",
+    "MISSING",
+    "PARTIAL_JSON_MAX_BYTES",
+    "PARTIAL_JSON_MAX_DEPTH",
     "MessageTemplate",
     "Node",
     "NotExpr",
@@ -151,6 +165,10 @@ __all__ = [
     "PackageManifest",
     "PackageSignature",
     "PackageTrustReport",
+    "PartialEvent",
+    "PartialJSON",
+    "PartialJSONError",
+    "PartialValue",
     "RefExpr",
     "RenderRequest",
     "Role",
@@ -163,6 +181,7 @@ __all__ = [
     "ToolCallDelta",
     "ToolContractRef",
     "TypedComponent",
+    "ValuePath",
     "WhenNode",
     "WorkspaceArtifact",
     "__version__",
@@ -171,7 +190,9 @@ __all__ = [
     "decode_stream_event",
     "encode_stream_event",
     "fingerprint",
+    "find_outside_strings",
     "fingerprint_bytes",
+    "float_markers",
     "format_float",
     "format_plan",
     "format_violations",

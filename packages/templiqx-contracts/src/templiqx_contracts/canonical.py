@@ -12,25 +12,35 @@ Canonical JSON is the only serialization that is ever hashed:
 * NaN and infinities are refused.
 
 The fast path is msgspec's encoder with sorted keys, which already produces these bytes except
-for positive exponents (msgspec writes ``1e16``), non-finite floats (msgspec writes ``null``) and
-integers outside the 64-bit range (msgspec writes them; canonical JSON refuses them). All three
-are detected from a msgpack encoding of the same value rather than by scanning the JSON text:
-msgpack refuses out-of-range integers, and every float is written there as a ``0xcb`` marker
-followed by its 8 bytes, so finding the markers (a C-speed byte search) and reading the few
-doubles behind them tells whether any float is non-finite or large enough for an exponent.
-A value without floats costs one search that finds nothing. Every flagged case (including a
-``0xcb`` byte that is really part of a string or an integer) is handed to an exact, slower
-writer.
+for floats of magnitude 1e16 and above (msgspec writes ``1e16``), non-finite floats (msgspec
+writes ``null``) and integers outside the 64-bit range (msgspec writes them; canonical JSON
+refuses them). Those cases are found from a msgpack encoding of the same value, which costs
+less than any scan of the JSON text:
+
+* msgpack refuses integers outside 64 bits;
+* without a ``cb`` byte (the float64 marker; a ``memchr``-speed search) there is no float;
+* every float msgspec prints differently is a ``cb`` followed by a byte whose low seven bits
+  are at least ``0x43`` (a double of magnitude 2**49 or more, or non-finite), so when no such
+  pair occurs — one scan at C speed — the JSON is already canonical.
+
+Ordinary documents, whatever their mix of strings, integers, floats and nesting, end there. A
+pair that does occur may be a real large or non-finite float or the bytes of another value
+(``203`` is ``cc cb``); it is settled exactly, never by sending the document to the slow
+writer: a non-finite float counts only if :func:`~templiqx_contracts.json_numbers.float_markers`
+confirms its marker (it is refused), and exponents are taken from the JSON text itself — an
+``e`` followed by a digit outside string literals — and given their ``+`` in place.
 """
 
 from __future__ import annotations
 
 import hashlib
 import math
-import struct
+import re
 from typing import Any
 
 import msgspec
+
+from templiqx_contracts.json_numbers import find_outside_strings, float_markers
 
 __all__ = [
     "CanonicalJSONError",
@@ -43,12 +53,15 @@ __all__ = [
 _encode = msgspec.json.Encoder(order="sorted").encode
 _encode_msgpack = msgspec.msgpack.Encoder().encode
 
-# The msgpack marker of a float64; msgspec writes every float as float64.
-_FLOAT64 = b"\xcb"
-_read_double = struct.Struct(">d").unpack_from
-# msgspec prints floats in fixed notation below this magnitude, exactly as canonical JSON does
-# (both switch to an exponent at 1e16); from here on (and for NaN) the exact writer decides.
-_FIXED_NOTATION_BELOW = 1e15
+_FLOAT64 = b"\xcb"  # msgpack's float64 marker; msgspec writes every float as a float64
+# A marker and the first byte of a double of magnitude >= 2**49 or non-finite (exponent field
+# >= 0x430): every float msgspec prints unlike canonical JSON starts this way.
+_LARGE_OR_NON_FINITE = re.compile(rb"\xcb[\x43-\x7f\xc3-\xff]")
+# A marker and a double whose exponent bits are all set: NaN or an infinity.
+_NON_FINITE = re.compile(rb"\xcb[\x7f\xff][\xf0-\xff]")
+# Outside strings, an "e" followed by a digit is the exponent of a float msgspec wrote without
+# its sign (1e16 and above; small floats get "e-", which canonical JSON writes too).
+_UNSIGNED_EXPONENT = re.compile(rb"e[0-9]")
 
 _U64_MAX = (1 << 64) - 1
 _I64_MIN = -(1 << 63)
@@ -103,19 +116,31 @@ def canonical_json(value: Any) -> bytes:
     """Return the canonical JSON bytes of ``value`` (a msgspec Struct or plain JSON data)."""
     try:
         out = _encode(value)
-    except (TypeError, OverflowError, ValueError):
-        return _exact(value)
-    try:
         packed = _encode_msgpack(value)
     except (TypeError, OverflowError, ValueError):
-        return _exact(value)  # an integer outside the 64-bit range, refused there
-    at = packed.find(_FLOAT64)
-    last = len(packed) - 9
-    while 0 <= at <= last:
-        if not abs(_read_double(packed, at + 1)[0]) < _FIXED_NOTATION_BELOW:
-            return _exact(value)  # large, infinite or NaN (or a false alarm)
-        at = packed.find(_FLOAT64, at + 1)
-    return out
+        return _exact(value)  # raises CanonicalJSONError, naming what cannot be written
+    if _FLOAT64 not in packed or _LARGE_OR_NON_FINITE.search(packed) is None:
+        return out
+    return _fix_rare_numbers(value, out, packed)
+
+
+def _fix_rare_numbers(value: Any, out: bytes, packed: bytes) -> bytes:
+    """msgspec's ``out`` made canonical when a float may be large or non-finite."""
+    if b"null" in out:  # msgspec writes NaN and the infinities as null
+        suspects = [match.start() for match in _NON_FINITE.finditer(packed)]
+        if float_markers(packed, suspects):
+            return _exact(value)  # raises CanonicalJSONError for the non-finite float
+    exponents = find_outside_strings(out, _UNSIGNED_EXPONENT)
+    if not exponents:
+        return out
+    parts: list[bytes] = []
+    start = 0
+    for at in exponents:
+        parts.append(out[start : at + 1])
+        parts.append(b"+")
+        start = at + 1
+    parts.append(out[start:])
+    return b"".join(parts)
 
 
 def fingerprint(value: Any) -> str:

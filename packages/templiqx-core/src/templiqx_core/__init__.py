@@ -21,6 +21,7 @@ from templiqx_core.parse import (
     parse_render_request,
     parse_translation_bundle,
 )
+from templiqx_core.partial_output import OutputUpdate, PartialOutput
 from templiqx_core.render import render_messages
 from templiqx_core.schema import OUTPUT_VIOLATION_LIMIT, output_violations
 from templiqx_core.semver import is_semver
@@ -33,8 +34,10 @@ __version__ = "0.2.0"
 
 __all__ = [
     "CORE_CODES",
-    "OUTPUT_VIOLATION_LIMIT",
     "ContractSource",
+    "OUTPUT_VIOLATION_LIMIT",
+    "OutputUpdate",
+    "PartialOutput",
     "SourceMap",
     "__version__",
     "compile_interaction",
