@@ -92,6 +92,7 @@ from templiqx_contracts.runtime import (
     Failed,
     StreamEvent,
     ToolCallDelta,
+    Usage,
     decode_stream_event,
     encode_stream_event,
 )
@@ -161,6 +162,7 @@ __all__ = [
     "TestReport",
     "TextNode",
     "ToolCallDelta",
+    "Usage",
     "ToolContractRef",
     "TypedComponent",
     "WhenNode",
