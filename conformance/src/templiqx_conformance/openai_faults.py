@@ -53,12 +53,23 @@ __all__ = [
 ]
 
 
-def _no_canary(label: str, error: BaseException | None, events: Iterable[Any]) -> list[str]:
-    texts = [str(error)] if error is not None else []
+def _no_canary(
+    label: str, error: BaseException | None, events: Iterable[Any], *, error_message: bool = False
+) -> list[str]:
+    """Problems if the failure repeats the planted canary.
+
+    ``error_message``: the canary was planted as the server's own *error message*, which a
+    failure's message may show sanitised (DECISIONS 20); then only the fixed ``detail`` (which
+    feeds the failure fingerprint) must be free of it. Anywhere else (refusals, content) the
+    provider's words must not appear at all.
+    """
+    texts: list[str] = []
     failure = getattr(error, "failure", None)
     if failure is not None:
         texts.append(str(getattr(failure, "detail", "")))
-    texts.extend(event.message for event in events if isinstance(event, Failed))
+    if not error_message:
+        texts.extend([str(error)] if error is not None else [])
+        texts.extend(event.message for event in events if isinstance(event, Failed))
     if any(CANARY in text for text in texts):
         return [
             f"{label}: the failure repeats the provider's own text; failure messages must not "
@@ -78,12 +89,14 @@ def check_in_band_error(ctx: CheckContext) -> None:
     problems: list[str] = []
     executed = run_execute(ctx.new_adapter(), request_for(probe.interaction), ctx.timeout)
     execute_code = _runtime_failure("execute", executed, problems)
-    problems.extend(_no_canary("execute", executed.error, []))
+    problems.extend(_no_canary("execute", executed.error, [], error_message=True))
     adapter = ctx.new_adapter()
     outcome = run_streaming(adapter, request_for(probe.interaction), ctx.timeout, grace=0.05)
     found, error = check_failed_stream("execute_streaming", outcome, execute_code)
     problems.extend(found)
-    problems.extend(_no_canary("execute_streaming", error, outcome.events))
+    problems.extend(
+        _no_canary("execute_streaming", error, outcome.events, error_message=True)
+    )
     if error is not None and error.code not in RUNTIME_CODES:
         problems.append(f"execute_streaming: {error.code!r} is not a runtime failure code")
     deltas = [event for event in outcome.events if isinstance(event, Delta)]
@@ -296,7 +309,8 @@ def check_fault_matrix(ctx: CheckContext) -> None:
                     continue
                 found, error = check_failed_stream(name, outcome, code)
                 problems.extend(found)
-            problems.extend(_no_canary(name, error, outcome.events))
+            shown = label.startswith("HTTP ")  # the canary is the error body's message
+            problems.extend(_no_canary(name, error, outcome.events, error_message=shown))
             if retry_after is not None and error is not None:
                 failure = getattr(error, "failure", None)
                 got = getattr(failure, "retry_after_ms", None)
