@@ -98,6 +98,13 @@ def print_envelope(
     """
     sys.stdout.write(dump_json(envelope.to_builtins(), compact=as_json) + "\n")
     sys.stdout.flush()
+    usage = envelope.usage
+    if not as_json and usage is not None:
+        sys.stderr.write(
+            f"templiqx: usage: {usage.prompt_tokens} prompt + {usage.completion_tokens} "
+            f"completion = {usage.total_tokens} tokens\n"
+        )
+        sys.stderr.flush()
     if not as_json and (envelope.diagnostics or hints):
         errors = sum(1 for d in envelope.diagnostics if d.severity == "error")
         status = "ok" if envelope.ok else "not ok"
