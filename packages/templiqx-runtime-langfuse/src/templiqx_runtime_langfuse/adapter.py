@@ -15,9 +15,9 @@ from templiqx_contracts import (
 )
 from templiqx_ports import RuntimeAdapter, RuntimeFailureError
 from templiqx_runtime_langfuse.ingestion import TraceRecord, emit_trace, trace_transport
-from templiqx_runtime_langfuse.settings import LANGFUSE_SETTINGS_HELP, LangfuseSettings
+from templiqx_runtime_langfuse.settings import HELP_FOR_LANGFUSE_SETTINGS, LangfuseSettings
 from templiqx_runtime_openai import (
-    MODEL_SETTINGS_HELP,
+    HELP_FOR_MODEL_SETTINGS,
     SAMPLING_KEYS,
     ChatClient,
     EnvReader,
@@ -48,7 +48,7 @@ def _read_env(environ: Mapping[str, str] | None) -> _Endpoints:
     langfuse = LangfuseSettings.read(reader)
     reader.raise_problems(
         "runtime settings are missing or invalid",
-        help=f"{MODEL_SETTINGS_HELP}; {LANGFUSE_SETTINGS_HELP}",
+        help=f"{HELP_FOR_MODEL_SETTINGS}; {HELP_FOR_LANGFUSE_SETTINGS}",
     )
     assert model is not None
     assert langfuse is not None

@@ -17,7 +17,7 @@ from templiqx_runtime_openai import (
 
 __all__ = [
     "DEFAULT_TRACE_TIMEOUT_MS",
-    "LANGFUSE_SETTINGS_HELP",
+    "HELP_FOR_LANGFUSE_SETTINGS",
     "LangfuseSettings",
     "PayloadPolicy",
 ]
@@ -26,7 +26,7 @@ DEFAULT_TRACE_TIMEOUT_MS: Final = 2000
 """The whole-call deadline of one ingestion POST: short, so tracing never stalls execution."""
 
 
-LANGFUSE_SETTINGS_HELP: Final = (
+HELP_FOR_LANGFUSE_SETTINGS: Final = (
     "set LANGFUSE_HOST (e.g. https://cloud.langfuse.com), LANGFUSE_PUBLIC_KEY and "
     "LANGFUSE_SECRET_KEY in the environment of this process; TEMPLIQX_LANGFUSE_PAYLOAD "
     "(full or fingerprints_only) and TEMPLIQX_LANGFUSE_TIMEOUT_MS are optional"
@@ -83,7 +83,7 @@ class LangfuseSettings:
         reader = EnvReader(environ)
         settings = cls.read(reader)
         reader.raise_problems(
-            "Langfuse settings are missing or invalid", help=LANGFUSE_SETTINGS_HELP
+            "Langfuse settings are missing or invalid", help=HELP_FOR_LANGFUSE_SETTINGS
         )
         assert settings is not None
         return settings

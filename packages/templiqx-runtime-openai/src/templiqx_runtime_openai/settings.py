@@ -27,7 +27,7 @@ __all__ = [
     "DEFAULT_MAX_STREAM_BYTES",
     "DEFAULT_TIMEOUT_MS",
     "ENV_FALLBACKS",
-    "MODEL_SETTINGS_HELP",
+    "HELP_FOR_MODEL_SETTINGS",
     "EnvReader",
     "OpenAISettings",
     "SettingLabels",
@@ -184,7 +184,7 @@ class EnvReader:
             raise SettingsError.of(what, self.problems, help=help)
 
 
-MODEL_SETTINGS_HELP: Final = (
+HELP_FOR_MODEL_SETTINGS: Final = (
     "set MODEL_BASE_URL (the API root, e.g. https://api.openai.com/v1), MODEL_API_KEY and "
     "MODEL_ID in the environment of this process; MODEL_BASE_URL and MODEL_API_KEY fall back to "
     "OPENAI_BASE_URL and OPENAI_API_KEY when unset; MODEL_TIMEOUT_MS is optional (default 30000)"
@@ -252,7 +252,7 @@ class OpenAISettings:
         """
         reader = EnvReader(environ)
         settings = cls.read(reader)
-        reader.raise_problems("model settings are missing or invalid", help=MODEL_SETTINGS_HELP)
+        reader.raise_problems("model settings are missing or invalid", help=HELP_FOR_MODEL_SETTINGS)
         assert settings is not None
         return settings
 
