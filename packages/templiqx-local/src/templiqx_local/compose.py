@@ -97,7 +97,7 @@ def load_runtime(name: str) -> RuntimeAdapter:
     """Build the runtime registered as ``name`` in ``templiqx.runtimes``.
 
     Raises :class:`RuntimeSelectionError` naming the installed runtimes when ``name`` is
-    unknown, and when the factory fails (e.g. a live runtime missing its settings), with the
+    unknown, and when the factory fails (e.g. the mock without its scenario file), with the
     factory's own message.
     """
     entry = _runtime_entry_points().get(name)
