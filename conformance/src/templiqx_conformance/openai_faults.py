@@ -94,9 +94,7 @@ def check_in_band_error(ctx: CheckContext) -> None:
     outcome = run_streaming(adapter, request_for(probe.interaction), ctx.timeout, grace=0.05)
     found, error = check_failed_stream("execute_streaming", outcome, execute_code)
     problems.extend(found)
-    problems.extend(
-        _no_canary("execute_streaming", error, outcome.events, error_message=True)
-    )
+    problems.extend(_no_canary("execute_streaming", error, outcome.events, error_message=True))
     if error is not None and error.code not in RUNTIME_CODES:
         problems.append(f"execute_streaming: {error.code!r} is not a runtime failure code")
     deltas = [event for event in outcome.events if isinstance(event, Delta)]

@@ -22,7 +22,7 @@ for name in ("LANGFUSE_HOST", "LANGFUSE_PUBLIC_KEY", "LANGFUSE_SECRET_KEY"):
     os.environ.pop(name, None)
 unconfigured = create()  # settings are read when a model is called, not by the factory
 try:
-    unconfigured.langfuse_settings
+    _ = unconfigured.langfuse_settings
     raise SystemExit("smoke check failed: reading the settings must fail without them")
 except PortError as error:
     check("LANGFUSE_HOST" in str(error), f"the error names the variable: {error}")

@@ -22,7 +22,7 @@ for name in ("OPENAI_BASE_URL", "OPENAI_API_KEY"):
 unconfigured = create()  # settings are read when a model is called, not by the factory
 check(unconfigured.descriptor().id == ADAPTER_ID, "the descriptor needs no settings")
 try:
-    unconfigured.settings
+    _ = unconfigured.settings
     raise SystemExit("smoke check failed: reading the settings must fail without them")
 except PortError as error:
     check("MODEL_BASE_URL" in str(error), f"the error names the variable: {error}")
