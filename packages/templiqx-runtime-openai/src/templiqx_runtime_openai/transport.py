@@ -219,21 +219,23 @@ class Call:
             _shutdown(sock)
 
     def abort(self, reason: AbortReason) -> None:
-        """Cut the exchange off now (from any thread); the first reason wins."""
+        """Cut the exchange off now (from any thread); the first reason wins.
+
+        The sockets are shut down while the lock is held: :meth:`close` takes the same lock, so
+        once a call is closed no late abort can reach a socket its pooled connection has opened
+        since for the next call (the watcher may decide to abort just as the call ends).
+        """
         with self._lock:
             if self.reason is not None or self._stop.is_set():
                 return
             self.reason = reason
-            connections = list(self._connections)
-            sockets = list(self._sockets)
-            response = self.response
-        for sock in sockets:
-            _shutdown(sock)
-        for connection in connections:
-            _shutdown(getattr(connection, "sock", None))
-        if response is not None:
-            connection = getattr(response.raw, "connection", None)
-            _shutdown(getattr(connection, "sock", None))
+            for sock in self._sockets:
+                _shutdown(sock)
+            for connection in self._connections:
+                _shutdown(getattr(connection, "sock", None))
+            if self.response is not None:
+                connection = getattr(self.response.raw, "connection", None)
+                _shutdown(getattr(connection, "sock", None))
 
     def check_cancel(self) -> None:
         """Raise the cancellation failure if the token is set (cheap; for hot loops)."""
