@@ -121,3 +121,41 @@ def newcomer(session: nox.Session) -> None:
         *session.posargs,
         env={"TEMPLIQX_NEWCOMER_FULL": "1"},
     )
+
+
+LITELLM_REQUIREMENT = "litellm[proxy]!=1.107.0"
+"""What the ``litellm`` session installs (1.107.0 is excluded: that release was compromised)."""
+
+
+@nox.session
+def litellm(session: nox.Session) -> None:
+    """The OpenAI runtime against a real LiteLLM proxy with mock models (opt-in, issue #15).
+
+    Not in the default session list: it installs ``litellm[proxy]`` from the package index into
+    its own virtual environment (``.nox/litellm-proxy``, kept between runs; never into the
+    workspace), starts the proxy on 127.0.0.1 with an ephemeral port and ``mock_response``
+    models, and runs ``tests/gateway/litellm_suite.py`` (text, JSON, streaming, 429, 500,
+    context window, unknown model, wrong key) through our runtime. ``LITELLM_VENV=DIR`` uses an
+    existing environment that has ``litellm[proxy]`` instead.
+    """
+    venv = Path(os.environ.get("LITELLM_VENV") or ROOT / ".nox" / "litellm-proxy")
+    python = venv / "bin" / "python"
+    if not python.exists():
+        session.run("uv", "venv", "--quiet", str(venv), external=True)
+    session.run(
+        "uv",
+        "pip",
+        "install",
+        "--quiet",
+        "--python",
+        str(python),
+        LITELLM_REQUIREMENT,
+        external=True,
+    )
+    session.run(
+        "pytest",
+        str(ROOT / "tests" / "gateway" / "litellm_suite.py"),
+        "-q",
+        *session.posargs,
+        env={"TEMPLIQX_LITELLM_PYTHON": str(python)},
+    )

@@ -278,6 +278,11 @@ FIELD_DOCS: dict[tuple[str, str], str] = {
     ("OperationEnvelope", "fingerprints"): "Named SHA-256 fingerprints of canonical JSON.",
     ("OperationEnvelope", "stream_events"): "The events of a streamed execution; absent when "
     "empty.",
+    ("OperationEnvelope", "usage"): "Tokens a model execution cost, when the runtime reports "
+    "them; absent otherwise. Never part of a receipt or fingerprint.",
+    ("Usage", "prompt_tokens"): "Tokens of the prompt (the compiled messages).",
+    ("Usage", "completion_tokens"): "Tokens the model generated.",
+    ("Usage", "total_tokens"): "Their total, as the server reports it.",
     ("Delta", "text"): "A fragment of generated text.",
     ("ToolCallDelta", "name"): "The tool being called (carried forward from its first fragment).",
     ("ToolCallDelta", "arguments_fragment"): "A fragment of the call's JSON arguments.",
@@ -287,7 +292,8 @@ FIELD_DOCS: dict[tuple[str, str], str] = {
     ("Complete", "output"): "The model output (text, JSON, or `{tool_calls: [...]}`).",
     ("Complete", "output_schema_valid"): "Whether the adapter found `output` valid.",
     ("Failed", "code"): "The failure's `TQX_RUNTIME_*` code.",
-    ("Failed", "message"): "What went wrong (never a credential or the model's payload).",
+    ("Failed", "message"): "What went wrong: the error's display text. It may end with the "
+    "server's own error message, sanitised (never a credential, never the model's output).",
 }
 NODE_DOCS: dict[str, str] = {
     "text": "Literal text. `${...}` or `{{...}}` inside it is just text: there is no inline "
@@ -505,7 +511,7 @@ def package_fields() -> str:
 
 def envelope_fields() -> str:
     """The operation envelope and the diagnostic."""
-    return _structs([tc.OperationEnvelope, tc.Diagnostic])
+    return _structs([tc.OperationEnvelope, tc.Diagnostic, tc.Usage])
 
 
 def stream_events() -> str:

@@ -469,7 +469,9 @@ def test_mcp(world: World, tmp_path: Path) -> None:
             check=False,
         )
         _case()
-        assert done.returncode == 1
+        # Live runtimes read their settings when a model is called (DECISIONS 23), so the
+        # server starts; the missing setting is reported by the call (see the CLI case).
+        assert done.returncode == 0
         scan.add(
             f"mcp/missing {missing}: output", (done.stdout + done.stderr).decode("utf-8", "replace")
         )

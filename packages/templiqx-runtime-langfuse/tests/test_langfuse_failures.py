@@ -24,7 +24,7 @@ from templiqx_runtime_langfuse import LangfuseRuntime
 Serve = Callable[..., LoopbackServer]
 RuntimeFor = Callable[..., LangfuseRuntime]
 
-MARKER = "PROVIDER-TEXT-must-not-leak"
+MARKER = "PROVIDER-TEXT-shown-in-messages-never-in-traces"
 LIMIT = 2_097_152
 
 RATE_LIMITED = RuntimeFailureCode.RATE_LIMITED
@@ -61,7 +61,7 @@ CASES: dict[str, tuple[Reply | None, RuntimeFailureCode, int | None, str, int]] 
     "503": (
         _leaky(503, ("Retry-After", "3")),
         UNAVAILABLE,
-        None,
+        3000,
         "model server returned HTTP 503",
         5000,
     ),
@@ -148,8 +148,11 @@ def test_failure_mapping_on_execute_and_the_default_projection(
     assert failure.detail == detail
     assert failure.adapter_id == "templiqx-runtime-langfuse"
     assert events == [Failed(code=code.value, message=str(streamed))]
+    # The server's error message is shown (DECISIONS 20), never in the fingerprinted detail.
+    assert MARKER not in failure.detail
+    assert (MARKER in str(plain)) is case.startswith(("429", "503", "400"))
     for text in (str(plain), events[0].message):
-        for secret in (MARKER, lf.MODEL_KEY, lf.PUBLIC_KEY, lf.SECRET_KEY):
+        for secret in (lf.MODEL_KEY, lf.PUBLIC_KEY, lf.SECRET_KEY):
             assert secret not in text
     traces = server.requests_to(lf.INGESTION)
     assert len(traces) == 2  # one best-effort trace per failed call

@@ -12,7 +12,14 @@ from typing import Any
 import pytest
 
 from templiqx_conformance.loopback import LoopbackServer, RecordedRequest, Reply
-from templiqx_contracts import canonical_json, encode_stream_event
+from templiqx_contracts import (
+    COMPILER_ID,
+    CompiledInteraction,
+    CompiledMessage,
+    ExecutionRequest,
+    canonical_json,
+    encode_stream_event,
+)
 from templiqx_ports import RuntimeFailureError
 from templiqx_runtime_langfuse import (
     LangfuseRuntime,
@@ -68,7 +75,7 @@ def test_payload_policy_from_the_environment() -> None:
     assert full.payload_policy is PayloadPolicy.FULL
     only = LangfuseSettings.from_env({**ENV, "TEMPLIQX_LANGFUSE_PAYLOAD": "fingerprints_only"})
     assert only.payload_policy is PayloadPolicy.FINGERPRINTS_ONLY
-    with pytest.raises(SettingsError, match="invalid TEMPLIQX_LANGFUSE_PAYLOAD 'all'"):
+    with pytest.raises(SettingsError, match="TEMPLIQX_LANGFUSE_PAYLOAD must be 'full' or"):
         LangfuseSettings.from_env({**ENV, "TEMPLIQX_LANGFUSE_PAYLOAD": "all"})
     timed = LangfuseSettings.from_env({**ENV, "TEMPLIQX_LANGFUSE_TIMEOUT_MS": "750"})
     assert timed.timeout_ms == 750
@@ -78,14 +85,26 @@ def test_payload_policy_from_the_environment() -> None:
 @pytest.mark.parametrize("name", ["LANGFUSE_HOST", "LANGFUSE_PUBLIC_KEY", "LANGFUSE_SECRET_KEY"])
 def test_missing_langfuse_variables_are_named(name: str) -> None:
     env = {**ENV, name: " "}
-    with pytest.raises(SettingsError, match=f"missing required environment variable {name}$"):
+    with pytest.raises(SettingsError, match=f"Langfuse settings are missing or invalid: {name} is"):
         LangfuseSettings.from_env(env)
+
+
+def test_every_missing_setting_of_both_endpoints_in_one_failure() -> None:
+    runtime = LangfuseRuntime.from_env({"MODEL_API_KEY": "k", "LANGFUSE_HOST": "lf.test"})
+    with pytest.raises(RuntimeFailureError) as caught:
+        runtime.execute(_request())
+    assert caught.value.failure.detail == (
+        "runtime settings are missing or invalid: MODEL_BASE_URL (or OPENAI_BASE_URL) is not "
+        "set; MODEL_ID is not set; LANGFUSE_HOST must use http:// or https://; "
+        "LANGFUSE_PUBLIC_KEY is not set; LANGFUSE_SECRET_KEY is not set"
+    )
+    assert "LANGFUSE_HOST" in (caught.value.help or "")
 
 
 def test_bad_host_in_the_environment_names_the_variable() -> None:
     with pytest.raises(SettingsError) as caught:
         LangfuseSettings.from_env({**ENV, "LANGFUSE_HOST": "https://u:p@lf.test"})
-    assert "LANGFUSE_HOST (langfuse host) must not contain credentials" in str(caught.value)
+    assert "LANGFUSE_HOST must not contain credentials" in str(caught.value)
     assert "u:p" not in str(caught.value)
 
 
@@ -103,8 +122,25 @@ def test_create_runtime_and_the_entry_point(monkeypatch: pytest.MonkeyPatch) -> 
     for secret in (ENV["MODEL_API_KEY"], ENV["LANGFUSE_PUBLIC_KEY"], ENV["LANGFUSE_SECRET_KEY"]):
         assert secret not in repr(runtime)
     monkeypatch.delenv("MODEL_ID")
-    with pytest.raises(SettingsError, match="MODEL_ID"):
-        create_runtime()
+    lazy = create_runtime()  # settings are read when a model is called, not here
+    assert repr(lazy) == "LangfuseRuntime(<settings unread>)"
+    with pytest.raises(RuntimeFailureError, match="MODEL_ID is not set"):
+        lazy.execute(_request())
+
+
+def _request() -> ExecutionRequest:
+    interaction = CompiledInteraction(
+        compiler=COMPILER_ID,
+        contract_id="c",
+        contract_version="1.0.0",
+        messages=[CompiledMessage(role="user", content="hi")],
+        output_schema={"type": "string"},
+        required_capabilities=[],
+        target_capabilities=[],
+        runtime_policy={},
+        extensions={},
+    )
+    return ExecutionRequest(interaction=interaction, fixture_output=None)
 
 
 def test_canary_credentials_never_leave_the_process(

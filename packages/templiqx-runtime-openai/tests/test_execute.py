@@ -405,7 +405,7 @@ def test_retry_after_header_precedence() -> None:
     assert retry_after_ms(Headers({"retry-after-ms": "40"})) == 40
     assert retry_after_ms(Headers({"retry-after": "-1"})) is None
     assert retry_after_ms(Headers({"retry-after": "1.5"})) is None
-    assert retry_after_ms(Headers({"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"})) is None
+    assert retry_after_ms(Headers({"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"})) == 0
     assert retry_after_ms(Headers({"retry-after": str(1 << 64)})) is None
     assert retry_after_ms(Headers()) is None
 
@@ -417,7 +417,10 @@ def test_failure_fingerprints_are_payload_free_and_stable(
     runtime = runtime_for(server)
     first = failure_of(lambda: runtime.execute(wire.request()))
     second = failure_of(lambda: runtime.execute(wire.request()))
-    assert first.failure == second.failure
+    # What the server said differs (an error message, then a body without one) ...
+    assert (first.failure.provider_message, second.failure.provider_message) == ("HTTP 503", None)
+    # ... but never the fingerprint, which covers only the fixed detail.
+    assert first.failure.fingerprint == second.failure.fingerprint
     assert first.failure.fingerprint == fingerprint(
         {
             "adapter": "templiqx-runtime-openai",
@@ -425,7 +428,10 @@ def test_failure_fingerprints_are_payload_free_and_stable(
             "detail": "model server returned HTTP 503",
         }
     )
-    assert str(first) == "runtime failure TQX_RUNTIME_UNAVAILABLE: model server returned HTTP 503"
+    host = server.base_url.split("//", 1)[1].split("/", 1)[0]
+    assert str(second) == (
+        f"runtime failure TQX_RUNTIME_UNAVAILABLE: model server returned HTTP 503 ({host})"
+    )
 
 
 def test_runtime_is_reusable_after_close(

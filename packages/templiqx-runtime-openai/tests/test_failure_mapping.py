@@ -1,8 +1,9 @@
 """The failure table (adapters.md §4.5 as decided in docs/decisions/live-adapters.md), row by row,
 on BOTH paths: every row is served once to ``execute`` and once to ``execute_streaming``, and each
-raised failure is checked for code, retryability, ``retry_after_ms`` and detail; the streamed one
-must also end the stream in a ``Failed`` equal to it. Where the two paths share a detail the two
-failures must be equal (fingerprint included)."""
+raised failure is checked for code, retryability, ``retry_after_ms``, detail, the server's own
+message (shown, sanitised, only where it is an error message: DECISIONS 20) and the server's
+address; the streamed one must also end the stream in a ``Failed`` equal to it. Where the two
+paths share a detail the two failures must be equal (fingerprint included)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -49,6 +51,8 @@ class Row:
     detail: str | tuple[str, str]
     retry: int | None = None
     settings: dict[str, Any] = field(default_factory=dict)
+    said: bool = False
+    """Whether the server's error message (``MARKER``) is shown in the failure's message."""
 
 
 def _status(
@@ -60,7 +64,8 @@ def _status(
 ) -> Row:
     """An error status (with a leaky body) served identically to both paths."""
     reply = Reply.error(status, headers=headers, body={"error": {"message": MARKER}})
-    return Row(reply, reply, code, detail or Detail.http_status(status), retry)
+    redirect = 300 <= status <= 399
+    return Row(reply, reply, code, detail or Detail.http_status(status), retry, said=not redirect)
 
 
 def _rows(wire: SimpleNamespace) -> dict[str, Row]:
@@ -82,14 +87,17 @@ def _rows(wire: SimpleNamespace) -> dict[str, Row]:
         "429_unparsable_ms_falls_back": _status(
             429, RATE_LIMITED, ("x-retry-after-ms", "soon"), ("Retry-After", "2"), retry=2000
         ),
-        "429_http_date_ignored": _status(
-            429, RATE_LIMITED, ("Retry-After", "Wed, 21 Oct 2015 07:28:00 GMT")
+        "429_http_date_in_the_past": _status(
+            429, RATE_LIMITED, ("Retry-After", "Wed, 21 Oct 2015 07:28:00 GMT"), retry=0
+        ),
+        "429_gateway_forwarded_ms": _status(
+            429, RATE_LIMITED, ("llm_provider-retry-after-ms", "700"), retry=700
         ),
         "429_no_hint": _status(429, RATE_LIMITED),
-        # 5xx: unavailable, retry headers not consulted.
+        # 5xx: unavailable, with the retry hint when the server gives one.
         "500": _status(500, UNAVAILABLE),
         "502": _status(502, UNAVAILABLE),
-        "503_retry_after_ignored": _status(503, UNAVAILABLE, ("Retry-After", "3")),
+        "503_retry_after": _status(503, UNAVAILABLE, ("Retry-After", "3"), retry=3000),
         "504": _status(504, UNAVAILABLE),
         # Other 4xx (408 included) and redirects: permanent.
         "400": _status(400, PERMANENT),
@@ -198,7 +206,8 @@ def _rows(wire: SimpleNamespace) -> dict[str, Row]:
         ("server_error", UNAVAILABLE),
     ):
         error = {"error": {"message": MARKER, "type": kind}}
-        rows[f"in_band_{kind}"] = same(error, [error], code, Detail.IN_BAND_ERROR)
+        row = same(error, [error], code, Detail.IN_BAND_ERROR)
+        rows[f"in_band_{kind}"] = Row(row.plain, row.streamed, code, row.detail, said=True)
     return rows
 
 
@@ -207,11 +216,12 @@ ROWS = [
     "429_retry_after_ms_openai",
     "429_retry_after_seconds",
     "429_unparsable_ms_falls_back",
-    "429_http_date_ignored",
+    "429_http_date_in_the_past",
+    "429_gateway_forwarded_ms",
     "429_no_hint",
     "500",
     "502",
-    "503_retry_after_ignored",
+    "503_retry_after",
     "504",
     "400",
     "401",
@@ -282,8 +292,13 @@ def test_failure_mapping_on_both_paths(
         assert failure.retry_after_ms == row.retry
         assert failure.detail == detail
         assert failure.adapter_id == "templiqx-runtime-openai"
-        for text in (str(error), failure.detail):
-            assert MARKER not in text
+        assert MARKER not in failure.detail
+        assert (MARKER in str(error)) is row.said
+        assert failure.provider_message == (MARKER if row.said else None)
+        assert failure.server == urlsplit(target.base_url).netloc
+        assert failure.remedy is not None
+        assert error.help == failure.help_text() == failure.remedy
+        for text in (str(error), repr(failure)):
             assert wire.CANARY_KEY not in text
     validate_event_order(sink.events)
     assert sink.events[-1] == Failed(code=streamed.code, message=str(streamed))

@@ -234,7 +234,7 @@ def test_proof_3_exactly_one_terminal_event(
 
 # --- 4 ---------------------------------------------------------------------------------------
 
-PROVIDER_BODY_MARKER = "PROVIDER-BODY-TEXT-must-not-leak"
+PROVIDER_BODY_MARKER = "PROVIDER-BODY-TEXT-shown-sanitised"
 
 
 def _leaky_error(status: int, headers: list[tuple[str, str]], key: str) -> Reply:
@@ -256,9 +256,9 @@ def _leaky_error(status: int, headers: list[tuple[str, str]], key: str) -> Reply
             429,
             [("Retry-After", "Wed, 21 Oct 2015 07:28:00 GMT")],
             RuntimeFailureCode.RATE_LIMITED,
-            None,
+            0,
         ),
-        (503, [("Retry-After", "3")], RuntimeFailureCode.UNAVAILABLE, None),
+        (503, [("Retry-After", "3")], RuntimeFailureCode.UNAVAILABLE, 3000),
         (500, [], RuntimeFailureCode.UNAVAILABLE, None),
         (400, [], RuntimeFailureCode.PERMANENT, None),
         (401, [], RuntimeFailureCode.PERMANENT, None),
@@ -284,8 +284,10 @@ def test_proof_4_failure_projection_of_http_errors(
     assert error.failure.retry_after_ms == retry
     assert error.failure.adapter_id == "templiqx-runtime-openai"
     assert sink.events == [Failed(code=error.code, message=str(error))]
+    assert PROVIDER_BODY_MARKER not in error.failure.detail  # the fingerprinted part
+    # DECISIONS 20: the server's message is shown (not for a redirect), its key redacted.
+    assert (PROVIDER_BODY_MARKER in str(error)) is (status != 307)
     for text in (str(error), error.failure.detail, sink.events[0].message):
-        assert PROVIDER_BODY_MARKER not in text
         assert wire.CANARY_KEY not in text
     assert len(server.requests) == 1  # no retries, no redirect followed
 

@@ -16,7 +16,7 @@ def check(condition: bool, what: str) -> None:
 helped = subprocess.run([TEMPLIQX, "--help"], capture_output=True, text=True, check=False)
 runtimes = " ".join(helped.stdout.split())
 check("templiqx.runtimes): fake, openai." in runtimes, f"the CLI lists openai: {helped.stdout}")
-env = {k: v for k, v in os.environ.items() if not k.startswith("MODEL_")}
+env = {k: v for k, v in os.environ.items() if not k.startswith(("MODEL_", "OPENAI_"))}
 chosen = subprocess.run(
     [TEMPLIQX, "--root", "packages", "--runtime", "openai", "discover"],
     capture_output=True,
@@ -24,6 +24,6 @@ chosen = subprocess.run(
     env=env,
     check=False,
 )
-check(chosen.returncode == 1, f"missing settings exit 1: {chosen.returncode}")
-check("MODEL_BASE_URL" in chosen.stderr, f"the message names the variable: {chosen.stderr}")
+# The runtime reads its settings only when a model is called: other commands need none.
+check(chosen.returncode == 0, f"no model settings needed to discover: {chosen.stderr}")
 print("ok")

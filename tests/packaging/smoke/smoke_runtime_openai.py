@@ -17,9 +17,13 @@ check(set(factories) == {"openai"}, f"only the openai runtime is registered: {so
 create = factories["openai"].load()
 for name in ("MODEL_BASE_URL", "MODEL_API_KEY", "MODEL_ID", "MODEL_TIMEOUT_MS"):
     os.environ.pop(name, None)
+for name in ("OPENAI_BASE_URL", "OPENAI_API_KEY"):
+    os.environ.pop(name, None)
+unconfigured = create()  # settings are read when a model is called, not by the factory
+check(unconfigured.descriptor().id == ADAPTER_ID, "the descriptor needs no settings")
 try:
-    create()
-    raise SystemExit("smoke check failed: the factory must refuse missing settings")
+    _ = unconfigured.settings
+    raise SystemExit("smoke check failed: reading the settings must fail without them")
 except PortError as error:
     check("MODEL_BASE_URL" in str(error), f"the error names the variable: {error}")
 os.environ.update(

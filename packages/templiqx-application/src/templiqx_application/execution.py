@@ -24,6 +24,7 @@ from templiqx_application.diagnostics import (
 )
 from templiqx_application.loading import LoadedContract
 from templiqx_application.translations import inject_translations
+from templiqx_application.usage import with_usage
 from templiqx_contracts import (
     CompiledInteraction,
     Complete,
@@ -42,6 +43,7 @@ from templiqx_ports import (
     PortError,
     RuntimeAdapter,
     StreamSink,
+    usage_meter,
     validate_event_order,
 )
 
@@ -195,12 +197,13 @@ def execute_contract(
     execution = ExecutionRequest(interaction=interaction, fixture_output=fixture_output)
     collector = _Collector(sink)
     try:
-        if stream:
-            receipt = runtime.execute_streaming(execution, collector, cancel=cancel)
-        else:
-            receipt = runtime.execute(execution)
+        with usage_meter() as meter:  # the runtime reports token usage here, if it knows it
+            if stream:
+                receipt = runtime.execute_streaming(execution, collector, cancel=cancel)
+            else:
+                receipt = runtime.execute(execution)
     except PortError as exc:
-        return port_failure(operation, exc)
+        return with_usage(port_failure(operation, exc), meter.usage)
     except Exception as exc:  # an adapter bug must still end in an envelope
         descriptor = runtime.descriptor()
         return envelope(
@@ -225,6 +228,7 @@ def execute_contract(
             "output": receipt.output_fingerprint,
         },
         stream_events=collector.events if stream else None,
+        usage=meter.usage,
     )
 
 

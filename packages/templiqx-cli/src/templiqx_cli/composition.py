@@ -8,7 +8,13 @@ from __future__ import annotations
 
 from templiqx_application import TempliqxService
 from templiqx_cli.inputs import CliError
-from templiqx_local.compose import RuntimeSelectionError, available_runtimes, compose, load_runtime
+from templiqx_local.compose import (
+    RuntimeSelectionError,
+    available_runtimes,
+    compose,
+    load_runtime,
+    unknown_runtime_message,
+)
 from templiqx_ports import PortError
 
 __all__ = ["UnknownRuntimeError", "compose_service", "runtime_names"]
@@ -33,9 +39,8 @@ def compose_service(root: str, runtime: str) -> TempliqxService:
     :class:`CliError` when the runtime or the store cannot be set up.
     """
     if runtime not in available_runtimes():
-        names = ", ".join(available_runtimes()) or "none"
         raise UnknownRuntimeError(
-            f"unknown runtime '{runtime}' (--runtime); installed runtimes: {names}"
+            unknown_runtime_message(runtime).replace("'; ", "' (--runtime); ", 1)
         )
     try:
         adapter = load_runtime(runtime)

@@ -103,6 +103,7 @@ from templiqx_contracts.runtime import (
     Failed,
     StreamEvent,
     ToolCallDelta,
+    Usage,
     decode_stream_event,
     encode_stream_event,
 )
@@ -179,6 +180,7 @@ __all__ = [
     "TestReport",
     "TextNode",
     "ToolCallDelta",
+    "Usage",
     "ToolContractRef",
     "TypedComponent",
     "ValuePath",

@@ -8,7 +8,7 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from templiqx_contracts.contract import API_VERSION
-from templiqx_contracts.runtime import StreamEvent
+from templiqx_contracts.runtime import StreamEvent, Usage
 
 __all__ = [
     "ArtifactContent",
@@ -98,8 +98,9 @@ class OperationEnvelope(
 ):
     """The result of one catalog operation, identical across Python, CLI and MCP.
 
-    ``ok`` is true iff no diagnostic has error severity; ``result`` is omitted when absent and
-    ``stream_events`` when empty; ``diagnostics`` and ``fingerprints`` are always present.
+    ``ok`` is true iff no diagnostic has error severity; ``result`` is omitted when absent,
+    ``stream_events`` when empty and ``usage`` (the tokens a model execution cost, when its
+    runtime reports them) when unknown; ``diagnostics`` and ``fingerprints`` are always present.
     """
 
     api_version: str
@@ -109,6 +110,7 @@ class OperationEnvelope(
     diagnostics: list[Diagnostic]
     fingerprints: dict[str, str]
     stream_events: list[StreamEvent] = msgspec.field(default_factory=list)
+    usage: Usage | None = None
 
     @classmethod
     def build(
@@ -119,6 +121,7 @@ class OperationEnvelope(
         diagnostics: list[Diagnostic] | None = None,
         fingerprints: dict[str, str] | None = None,
         stream_events: list[StreamEvent] | None = None,
+        usage: Usage | None = None,
     ) -> OperationEnvelope:
         """An envelope whose ``ok`` is computed from ``diagnostics``."""
         diags = list(diagnostics or [])
@@ -130,6 +133,7 @@ class OperationEnvelope(
             diagnostics=diags,
             fingerprints=dict(sorted((fingerprints or {}).items())),
             stream_events=list(stream_events or []),
+            usage=usage,
         )
 
     def to_builtins(self) -> dict[str, Any]:

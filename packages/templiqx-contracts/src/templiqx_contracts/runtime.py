@@ -20,6 +20,7 @@ __all__ = [
     "Failed",
     "StreamEvent",
     "ToolCallDelta",
+    "Usage",
     "decode_stream_event",
     "encode_stream_event",
 ]
@@ -76,6 +77,27 @@ class ExecutionReceipt(msgspec.Struct, kw_only=True, forbid_unknown_fields=True)
     output_fingerprint: str
     output: Any
     output_schema_valid: bool
+
+
+class Usage(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, frozen=True):
+    """What one execution cost in tokens, when the runtime knows it.
+
+    Never part of a receipt or a fingerprint: the envelope carries it beside the result (see
+    ``OperationEnvelope.usage``), so the same request costs the same fingerprint whatever the
+    model charged. ``usage_a + usage_b`` adds the counts (several model calls behind one
+    execution).
+    """
+
+    prompt_tokens: int
+    completion_tokens: int
+    total_tokens: int
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            prompt_tokens=self.prompt_tokens + other.prompt_tokens,
+            completion_tokens=self.completion_tokens + other.completion_tokens,
+            total_tokens=self.total_tokens + other.total_tokens,
+        )
 
 
 # --- stream events --------------------------------------------------------------------------

@@ -25,9 +25,17 @@ __all__ = [
     "available_runtimes",
     "compose",
     "load_runtime",
+    "unknown_runtime_message",
 ]
 
 RUNTIME_ENTRY_POINT_GROUP = "templiqx.runtimes"
+
+OUR_RUNTIMES = {
+    "openai": "templiqx-runtime-openai",
+    "langfuse": "templiqx-runtime-langfuse",
+    "mock": "templiqx-mock",
+}
+"""Runtimes that templiqx distributions provide, by the distribution to install for each."""
 
 
 class RuntimeSelectionError(ValueError):
@@ -74,18 +82,27 @@ def available_runtimes() -> list[str]:
     return sorted(_runtime_entry_points())
 
 
+def unknown_runtime_message(name: str) -> str:
+    """``unknown runtime 'NAME'``, the installed names, and the distribution to install when
+    ``name`` is one that a templiqx distribution provides."""
+    names = ", ".join(available_runtimes()) or "none"
+    message = f"unknown runtime '{name}'; installed runtimes: {names}"
+    distribution = OUR_RUNTIMES.get(name)
+    if distribution is not None:
+        message += f"; '{name}' is provided by {distribution} (pip install {distribution})"
+    return message
+
+
 def load_runtime(name: str) -> RuntimeAdapter:
     """Build the runtime registered as ``name`` in ``templiqx.runtimes``.
 
     Raises :class:`RuntimeSelectionError` naming the installed runtimes when ``name`` is
-    unknown, and when the factory fails (e.g. a live runtime missing its settings), with the
+    unknown, and when the factory fails (e.g. the mock without its scenario file), with the
     factory's own message.
     """
-    entries = _runtime_entry_points()
-    entry = entries.get(name)
+    entry = _runtime_entry_points().get(name)
     if entry is None:
-        names = ", ".join(sorted(entries)) or "none"
-        raise RuntimeSelectionError(f"unknown runtime '{name}'; installed runtimes: {names}")
+        raise RuntimeSelectionError(unknown_runtime_message(name))
     try:
         factory = entry.load()
         adapter = factory()

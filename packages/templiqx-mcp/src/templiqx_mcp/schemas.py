@@ -124,6 +124,13 @@ ENVELOPE_SCHEMA: dict[str, Any] = {
                 "items": _STREAM_EVENT,
                 "description": "Every stream event of a streamed execute_contract, in order.",
             },
+            "usage": {
+                **_object(
+                    {"prompt_tokens": _COUNT, "completion_tokens": _COUNT, "total_tokens": _COUNT},
+                    ["prompt_tokens", "completion_tokens", "total_tokens"],
+                ),
+                "description": "Tokens the model execution cost, when the runtime reports them.",
+            },
         },
         ["api_version", "operation", "ok", "diagnostics", "fingerprints"],
     ),

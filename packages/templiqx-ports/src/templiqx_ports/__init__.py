@@ -2,20 +2,28 @@
 
 The runtime port (:class:`RuntimeAdapter`), the storage ports (:class:`PackageStore`,
 :class:`ArtifactWorkspace`), the port error family with stable ``TQX_*`` codes, and the stream
-grammar check :func:`validate_event_order`.
+grammar check :func:`validate_event_order`, and the usage meter through which a runtime reports
+what a call cost (:func:`usage_meter`, :func:`report_usage`).
 """
 
 from templiqx_ports.errors import (
     RETRYABLE_CODES,
     ConflictError,
+    HostRetryExhaustedError,
     InvalidDataError,
     InvalidPathError,
+    InvalidResponseError,
     NotFoundError,
+    PermanentFailureError,
     PortError,
     PortIOError,
+    RateLimitedError,
+    RuntimeCancelledError,
     RuntimeFailure,
     RuntimeFailureCode,
     RuntimeFailureError,
+    RuntimeTimeoutError,
+    RuntimeUnavailableError,
     UnsupportedError,
 )
 from templiqx_ports.runtime import (
@@ -27,6 +35,7 @@ from templiqx_ports.runtime import (
     validate_event_order,
 )
 from templiqx_ports.store import ArtifactWorkspace, ContractGuard, OutputLease, PackageStore
+from templiqx_ports.usage import UsageMeter, report_usage, usage_meter
 
 __version__ = "0.2.0"
 
@@ -37,20 +46,30 @@ __all__ = [
     "ConflictError",
     "ContractGuard",
     "EventOrderError",
+    "HostRetryExhaustedError",
     "InvalidDataError",
     "InvalidPathError",
+    "InvalidResponseError",
     "NotFoundError",
     "OutputLease",
     "PackageStore",
+    "PermanentFailureError",
     "PortError",
     "PortIOError",
+    "RateLimitedError",
     "RuntimeAdapter",
+    "RuntimeCancelledError",
     "RuntimeFailure",
     "RuntimeFailureCode",
     "RuntimeFailureError",
+    "RuntimeTimeoutError",
+    "RuntimeUnavailableError",
     "StreamSink",
     "UnsupportedError",
+    "UsageMeter",
     "__version__",
     "failed_event",
+    "report_usage",
+    "usage_meter",
     "validate_event_order",
 ]

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import time
-from dataclasses import replace
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
 from typing import Final
 
 from templiqx_contracts import (
@@ -14,11 +15,14 @@ from templiqx_contracts import (
 )
 from templiqx_ports import RuntimeAdapter, RuntimeFailureError
 from templiqx_runtime_langfuse.ingestion import TraceRecord, emit_trace, trace_transport
-from templiqx_runtime_langfuse.settings import LangfuseSettings
+from templiqx_runtime_langfuse.settings import HELP_FOR_LANGFUSE_SETTINGS, LangfuseSettings
 from templiqx_runtime_openai import (
+    HELP_FOR_MODEL_SETTINGS,
     SAMPLING_KEYS,
     ChatClient,
+    EnvReader,
     FailureSource,
+    LazyClient,
     OpenAISettings,
     output_schema_valid,
 )
@@ -31,40 +35,111 @@ CAPABILITIES: Final = ("structured_output", "chat_completion")
 """The reference's capability list, in its order."""
 
 
+@dataclass(frozen=True, slots=True)
+class _Endpoints:
+    model: OpenAISettings
+    langfuse: LangfuseSettings
+
+
+def _read_env(environ: Mapping[str, str] | None) -> _Endpoints:
+    """Both settings from the environment; every problem of either in one error."""
+    reader = EnvReader(environ)
+    model = OpenAISettings.read(reader)
+    langfuse = LangfuseSettings.read(reader)
+    reader.raise_problems(
+        "runtime settings are missing or invalid",
+        help=f"{HELP_FOR_MODEL_SETTINGS}; {HELP_FOR_LANGFUSE_SETTINGS}",
+    )
+    assert model is not None
+    assert langfuse is not None
+    return _Endpoints(model, langfuse)
+
+
 class LangfuseRuntime(RuntimeAdapter):
     """Executes with the OpenAI runtime's non-streamed client, then traces to Langfuse.
 
     * ``request_fingerprint`` is the fingerprint of the whole :class:`ExecutionRequest` (the
       reference recipe for this adapter, so ``fixture_output`` takes part in it).
-    * Failures are those of the OpenAI client, attributed to ``templiqx-runtime-langfuse``.
+    * Failures are those of the OpenAI client, attributed to ``templiqx-runtime-langfuse``; a
+      server's message shown in one has the Langfuse keys redacted as well as the model key.
     * After every execution — success, schema-invalid output or failure — one best-effort trace
       is sent (see :mod:`templiqx_runtime_langfuse.ingestion`); it can delay the call by at
-      most ``langfuse.timeout_ms`` and never changes its outcome.
+      most ``langfuse.timeout_ms`` and never changes its outcome. Token usage goes into the
+      trace and to the caller's usage meter.
     * Streaming keeps the port's default projection: one ``Complete`` or one ``Failed``.
+
+    :meth:`from_env` reads nothing until a model is called (see ``OpenAIRuntime.from_env``).
     """
 
-    def __init__(self, model: OpenAISettings, langfuse: LangfuseSettings) -> None:
-        self._model = model
-        self._langfuse = langfuse
-        self._client = ChatClient(model, FailureSource(ADAPTER_ID, ADAPTER_VERSION))
+    def __init__(
+        self,
+        model: OpenAISettings | None = None,
+        langfuse: LangfuseSettings | None = None,
+        *,
+        load: Callable[[], tuple[OpenAISettings, LangfuseSettings]] | None = None,
+    ) -> None:
+        source = FailureSource(ADAPTER_ID, ADAPTER_VERSION)
+        if load is None:
+            if model is None or langfuse is None:
+                raise TypeError("LangfuseRuntime needs both settings, or load=")
+            fixed = (model, langfuse)
+            load = lambda: fixed  # noqa: E731
+        self._endpoints: tuple[OpenAISettings, LangfuseSettings] | None = None
         self._tracing = trace_transport()
 
+        def read() -> OpenAISettings:
+            endpoints = load()
+            self._endpoints = endpoints
+            return endpoints[0]
+
+        def make(settings: OpenAISettings) -> ChatClient:
+            assert self._endpoints is not None
+            langfuse = self._endpoints[1]
+            return ChatClient(
+                settings,
+                source,
+                secrets=(langfuse.public_key, langfuse.secret_key, langfuse.authorization),
+            )
+
+        self._lazy = LazyClient(read, make, source)
+        if model is not None and langfuse is not None:
+            self._lazy.get()
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> LangfuseRuntime:
+        """A runtime that reads ``MODEL_*`` and ``LANGFUSE_*`` variables at its first call."""
+
+        def load() -> tuple[OpenAISettings, LangfuseSettings]:
+            endpoints = _read_env(environ)
+            return endpoints.model, endpoints.langfuse
+
+        return cls(load=load)
+
     def __repr__(self) -> str:
-        return f"LangfuseRuntime({self._model!r}, {self._langfuse!r})"
+        if self._endpoints is None or self._lazy.ready is None:
+            return "LangfuseRuntime(<settings unread>)"
+        return f"LangfuseRuntime({self._endpoints[0]!r}, {self._endpoints[1]!r})"
+
+    def _ready(self) -> tuple[ChatClient, LangfuseSettings]:
+        client = self._lazy.get()
+        assert self._endpoints is not None
+        return client, self._endpoints[1]
 
     @property
     def model_settings(self) -> OpenAISettings:
-        """The model endpoint settings."""
-        return self._model
+        """The model endpoint settings (read now if not yet read)."""
+        return self._ready()[0].settings
 
     @property
     def langfuse_settings(self) -> LangfuseSettings:
-        """The Langfuse settings."""
-        return self._langfuse
+        """The Langfuse settings (read now if not yet read)."""
+        return self._ready()[1]
 
     def close(self) -> None:
         """Close pooled connections (the runtime stays usable)."""
-        self._client.close()
+        client = self._lazy.ready
+        if client is not None:
+            client.close()
         self._tracing.close()
 
     def descriptor(self) -> AdapterDescriptor:
@@ -73,6 +148,7 @@ class LangfuseRuntime(RuntimeAdapter):
         )
 
     def execute(self, request: ExecutionRequest) -> ExecutionReceipt:
+        client, langfuse = self._ready()
         interaction = request.interaction
         request_fingerprint = fingerprint(request)
         base = TraceRecord(
@@ -80,7 +156,7 @@ class LangfuseRuntime(RuntimeAdapter):
             adapter_version=ADAPTER_VERSION,
             contract_id=interaction.contract_id,
             contract_version=interaction.contract_version,
-            model=self._model.model,
+            model=client.settings.model,
             request_fingerprint=request_fingerprint,
             messages=[{"role": m.role, "content": m.content} for m in interaction.messages],
             model_parameters={
@@ -92,10 +168,10 @@ class LangfuseRuntime(RuntimeAdapter):
             ended=0.0,
         )
         try:
-            result = self._client.complete(interaction)
+            result = client.complete(interaction)
         except RuntimeFailureError as error:
             failed = replace(base, ended=time.time(), failure=error.failure)
-            emit_trace(self._tracing, self._langfuse, failed, time.time())
+            emit_trace(self._tracing, langfuse, failed, time.time())
             raise
         output = result.output
         receipt = ExecutionReceipt(
@@ -114,10 +190,11 @@ class LangfuseRuntime(RuntimeAdapter):
             output_fingerprint=receipt.output_fingerprint,
             output_schema_valid=receipt.output_schema_valid,
         )
-        emit_trace(self._tracing, self._langfuse, done, time.time())
+        emit_trace(self._tracing, langfuse, done, time.time())
         return receipt
 
 
 def create_runtime() -> LangfuseRuntime:
-    """The ``langfuse`` entry point: ``MODEL_*`` plus ``LANGFUSE_*`` environment variables."""
-    return LangfuseRuntime(OpenAISettings.from_env(), LangfuseSettings.from_env())
+    """The ``langfuse`` entry point: ``MODEL_*`` plus ``LANGFUSE_*`` environment variables,
+    read when a model is first called (the factory itself never fails)."""
+    return LangfuseRuntime.from_env()

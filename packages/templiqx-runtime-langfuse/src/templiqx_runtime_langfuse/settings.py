@@ -3,24 +3,34 @@
 from __future__ import annotations
 
 import base64
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Final
 
 from templiqx_runtime_openai import (
+    EnvReader,
     SettingsError,
     check_header_value,
     check_http_url,
-    env_positive_int,
-    require_env,
 )
 
-__all__ = ["DEFAULT_TRACE_TIMEOUT_MS", "LangfuseSettings", "PayloadPolicy"]
+__all__ = [
+    "DEFAULT_TRACE_TIMEOUT_MS",
+    "HELP_FOR_LANGFUSE_SETTINGS",
+    "LangfuseSettings",
+    "PayloadPolicy",
+]
 
 DEFAULT_TRACE_TIMEOUT_MS: Final = 2000
 """The whole-call deadline of one ingestion POST: short, so tracing never stalls execution."""
+
+
+HELP_FOR_LANGFUSE_SETTINGS: Final = (
+    "set LANGFUSE_HOST (e.g. https://cloud.langfuse.com), LANGFUSE_PUBLIC_KEY and "
+    "LANGFUSE_SECRET_KEY in the environment of this process; TEMPLIQX_LANGFUSE_PAYLOAD "
+    "(full or fingerprints_only) and TEMPLIQX_LANGFUSE_TIMEOUT_MS are optional"
+)
 
 
 class PayloadPolicy(StrEnum):
@@ -69,34 +79,38 @@ class LangfuseSettings:
     def from_env(cls, environ: Mapping[str, str] | None = None) -> LangfuseSettings:
         """Read ``LANGFUSE_HOST``, ``LANGFUSE_PUBLIC_KEY``, ``LANGFUSE_SECRET_KEY`` (required),
         ``TEMPLIQX_LANGFUSE_PAYLOAD`` (``full`` or ``fingerprints_only``, the default) and
-        ``TEMPLIQX_LANGFUSE_TIMEOUT_MS`` (default 2000)."""
-        env = os.environ if environ is None else environ
-        host = require_env(env, "LANGFUSE_HOST")
-        public_key = require_env(env, "LANGFUSE_PUBLIC_KEY")
-        secret_key = require_env(env, "LANGFUSE_SECRET_KEY")
-        raw_policy = env.get("TEMPLIQX_LANGFUSE_PAYLOAD", "").strip()
+        ``TEMPLIQX_LANGFUSE_TIMEOUT_MS`` (default 2000); every problem in one error."""
+        reader = EnvReader(environ)
+        settings = cls.read(reader)
+        reader.raise_problems(
+            "Langfuse settings are missing or invalid", help=HELP_FOR_LANGFUSE_SETTINGS
+        )
+        assert settings is not None
+        return settings
+
+    @classmethod
+    def read(cls, reader: EnvReader) -> LangfuseSettings | None:
+        """The settings from ``reader``'s environment, or ``None`` with its problems recorded."""
+        before = len(reader.problems)
+        host = reader.checked("LANGFUSE_HOST", check_http_url)
+        public_key = reader.checked("LANGFUSE_PUBLIC_KEY", check_header_value)
+        secret_key = reader.checked("LANGFUSE_SECRET_KEY", check_header_value)
+        raw_policy = reader.environ.get("TEMPLIQX_LANGFUSE_PAYLOAD", "").strip()
         if raw_policy and raw_policy not in {p.value for p in PayloadPolicy}:
-            raise SettingsError(
-                f"invalid TEMPLIQX_LANGFUSE_PAYLOAD '{raw_policy}': "
-                "use 'full' or 'fingerprints_only'"
+            reader.problems.append(
+                "TEMPLIQX_LANGFUSE_PAYLOAD must be 'full' or 'fingerprints_only'"
             )
-        policy = PayloadPolicy(raw_policy) if raw_policy else PayloadPolicy.FINGERPRINTS_ONLY
-        timeout_ms = env_positive_int(env, "TEMPLIQX_LANGFUSE_TIMEOUT_MS", DEFAULT_TRACE_TIMEOUT_MS)
-        try:
-            return cls(
-                host=host,
-                public_key=public_key,
-                secret_key=secret_key,
-                payload_policy=policy,
-                timeout_ms=timeout_ms,
-            )
-        except SettingsError as exc:
-            detail = exc.detail
-            for label, name in (
-                ("langfuse host", "LANGFUSE_HOST"),
-                ("langfuse public_key", "LANGFUSE_PUBLIC_KEY"),
-                ("langfuse secret_key", "LANGFUSE_SECRET_KEY"),
-            ):
-                if detail.startswith(label):
-                    detail = f"{name} ({label}){detail[len(label) :]}"
-            raise SettingsError(detail) from None
+        timeout_ms = reader.positive_int("TEMPLIQX_LANGFUSE_TIMEOUT_MS", DEFAULT_TRACE_TIMEOUT_MS)
+        if host is None or public_key is None or secret_key is None:
+            return None
+        if len(reader.problems) > before:
+            return None
+        return cls(
+            host=host[0],
+            public_key=public_key[0],
+            secret_key=secret_key[0],
+            payload_policy=PayloadPolicy(raw_policy)
+            if raw_policy
+            else PayloadPolicy.FINGERPRINTS_ONLY,
+            timeout_ms=timeout_ms,
+        )

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable, Mapping
 from typing import Final
+
+import msgspec
 
 from templiqx_contracts import (
     AdapterDescriptor,
@@ -14,22 +18,82 @@ from templiqx_contracts import (
 from templiqx_ports import (
     CancelToken,
     RuntimeAdapter,
+    RuntimeFailureCode,
     RuntimeFailureError,
     StreamSink,
     failed_event,
 )
 from templiqx_runtime_openai.client import ChatClient, ChatResult
+from templiqx_runtime_openai.details import Detail
 from templiqx_runtime_openai.failures import FailureSource
-from templiqx_runtime_openai.settings import OpenAISettings
+from templiqx_runtime_openai.settings import OpenAISettings, SettingsError
 from templiqx_runtime_openai.validity import output_schema_valid
 
-__all__ = ["ADAPTER_ID", "ADAPTER_VERSION", "CAPABILITIES", "OpenAIRuntime", "create_runtime"]
+__all__ = [
+    "ADAPTER_ID",
+    "ADAPTER_VERSION",
+    "CAPABILITIES",
+    "LazyClient",
+    "OpenAIRuntime",
+    "create_runtime",
+    "settings_failure",
+]
 
 ADAPTER_ID: Final = "templiqx-runtime-openai"
 ADAPTER_VERSION: Final = "0.2.0"
 CAPABILITIES: Final = ("chat_completion", "streaming", "structured_output", "text")
 """Sorted. ``text``: plain-text interactions return the content string; ``streaming``: live
 deltas from the server (not the default single-event projection)."""
+
+
+def settings_failure(source: FailureSource, error: SettingsError) -> RuntimeFailureError:
+    """The runtime failure of settings that could not be read when a model was called.
+
+    ``TQX_RUNTIME_PERMANENT`` (retrying will not help until the environment changes); the
+    detail lists the problems (variable names only, never a value), the remedy says what to
+    set.
+    """
+    failure = source.error(RuntimeFailureCode.PERMANENT, Detail.settings("; ".join(error.problems)))
+    return RuntimeFailureError(msgspec.structs.replace(failure.failure, remedy=error.help))
+
+
+class LazyClient:
+    """A :class:`ChatClient` made on first use from settings read then (thread-safe).
+
+    Reading fails again on every use until it succeeds (the environment may be fixed
+    meanwhile); once made, the client is kept.
+    """
+
+    def __init__(
+        self,
+        load: Callable[[], OpenAISettings],
+        make: Callable[[OpenAISettings], ChatClient],
+        source: FailureSource,
+    ) -> None:
+        self._load = load
+        self._make = make
+        self._source = source
+        self._client: ChatClient | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def ready(self) -> ChatClient | None:
+        """The client if it has been made."""
+        return self._client
+
+    def get(self) -> ChatClient:
+        """The client; a :class:`RuntimeFailureError` when the settings cannot be read."""
+        client = self._client
+        if client is not None:
+            return client
+        with self._lock:
+            if self._client is None:
+                try:
+                    settings = self._load()
+                except SettingsError as error:
+                    raise settings_failure(self._source, error) from None
+                self._client = self._make(settings)
+            return self._client
 
 
 class OpenAIRuntime(RuntimeAdapter):
@@ -44,28 +108,51 @@ class OpenAIRuntime(RuntimeAdapter):
       arguments fragment as they arrive, then exactly one ``Complete`` (the receipt ``execute``
       would return) or one ``Failed`` (then raises the same error). ``cancel`` is honoured
       within about 50 ms, even while the server is silent.
+    * Token usage goes to the caller's usage meter (:func:`templiqx_ports.usage_meter`).
+
+    :meth:`from_env` builds the runtime without reading anything: the settings are read when a
+    model is first called, so operations that never call one (render, compile) need none, and
+    a missing setting is a ``TQX_RUNTIME_PERMANENT`` failure of that call naming every problem.
     """
 
-    def __init__(self, settings: OpenAISettings) -> None:
-        self._settings = settings
-        self._client = ChatClient(settings, FailureSource(ADAPTER_ID, ADAPTER_VERSION))
+    def __init__(self, settings: OpenAISettings | Callable[[], OpenAISettings]) -> None:
+        source = FailureSource(ADAPTER_ID, ADAPTER_VERSION)
+        if isinstance(settings, OpenAISettings):
+            fixed = settings
+            self._lazy = LazyClient(lambda: fixed, lambda s: ChatClient(s, source), source)
+            self._lazy.get()
+        else:
+            self._lazy = LazyClient(settings, lambda s: ChatClient(s, source), source)
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> OpenAIRuntime:
+        """A runtime that reads ``MODEL_*`` (and ``OPENAI_*``) variables at its first call."""
+        return cls(lambda: OpenAISettings.from_env(environ))
 
     def __repr__(self) -> str:
-        return f"OpenAIRuntime({self._settings!r})"
+        client = self._lazy.ready
+        return (
+            f"OpenAIRuntime({client.settings!r})" if client else "OpenAIRuntime(<settings unread>)"
+        )
 
     @property
     def settings(self) -> OpenAISettings:
-        """The settings this runtime was built with."""
-        return self._settings
+        """The settings this runtime calls the model with (read now if not yet read).
+
+        Raises :class:`~templiqx_ports.RuntimeFailureError` when they cannot be read.
+        """
+        return self._lazy.get().settings
 
     @property
     def client(self) -> ChatClient:
-        """The underlying chat-completions client."""
-        return self._client
+        """The underlying chat-completions client (made now if not yet made)."""
+        return self._lazy.get()
 
     def close(self) -> None:
         """Close pooled connections (the runtime stays usable)."""
-        self._client.close()
+        client = self._lazy.ready
+        if client is not None:
+            client.close()
 
     def descriptor(self) -> AdapterDescriptor:
         return AdapterDescriptor(
@@ -83,7 +170,7 @@ class OpenAIRuntime(RuntimeAdapter):
         )
 
     def execute(self, request: ExecutionRequest) -> ExecutionReceipt:
-        return self._receipt(request, self._client.complete(request.interaction))
+        return self._receipt(request, self._lazy.get().complete(request.interaction))
 
     def execute_streaming(
         self,
@@ -93,7 +180,7 @@ class OpenAIRuntime(RuntimeAdapter):
         cancel: CancelToken | None = None,
     ) -> ExecutionReceipt:
         try:
-            result = self._client.stream(request.interaction, sink, cancel=cancel)
+            result = self._lazy.get().stream(request.interaction, sink, cancel=cancel)
             receipt = self._receipt(request, result)
         except RuntimeFailureError as error:
             sink(failed_event(error))
@@ -103,5 +190,10 @@ class OpenAIRuntime(RuntimeAdapter):
 
 
 def create_runtime() -> OpenAIRuntime:
-    """The ``openai`` entry point: a runtime configured from ``MODEL_*`` environment variables."""
-    return OpenAIRuntime(OpenAISettings.from_env())
+    """The ``openai`` entry point: a runtime that reads its settings when a model is called.
+
+    ``MODEL_BASE_URL``, ``MODEL_API_KEY`` (falling back to ``OPENAI_BASE_URL`` and
+    ``OPENAI_API_KEY``), ``MODEL_ID`` and ``MODEL_TIMEOUT_MS``; nothing is read or checked
+    here, so the factory never fails.
+    """
+    return OpenAIRuntime.from_env()

@@ -3,39 +3,43 @@
 :class:`ChatClient` is what both runtimes share: :class:`~templiqx_runtime_openai.OpenAIRuntime`
 uses both paths, the Langfuse runtime reuses :meth:`ChatClient.complete`. Failures are raised as
 :class:`~templiqx_ports.RuntimeFailureError` attributed to the ``source`` the client was built
-with, so each adapter reports its own identity.
+with, so each adapter reports its own identity; the client adds its endpoint (``host:port``), a
+remedy naming the settings to check, and the server's own error message, sanitised with every
+configured secret redacted (DECISIONS 20).
 
-The streamed path is the hot loop: per read it does one ``SSEDecoder.feed`` (C-level line
-splitting), per event one msgspec decode into the minimal Structs of :mod:`.wire`, and per
-content fragment one ``Delta`` and one sink call. Nothing is copied per delta except the
-fragment string itself; the output bound is counted as fragments arrive.
+The bytes are turned into events and a completion by the I/O-free
+:class:`~templiqx_runtime_openai.assembler.StreamAssembler`; this module only moves bytes, calls
+the sink and honours cancellation between events. A complete stream's connection goes back to
+the pool (:meth:`Call.finish`); any other is discarded. Token usage, when the server reports it,
+goes to the caller's usage meter (:func:`templiqx_ports.report_usage`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Final
 
-import msgspec
-
-from templiqx_contracts import CompiledInteraction, Delta, ToolCallDelta
-from templiqx_ports import CancelToken, RuntimeFailureCode, RuntimeFailureError, StreamSink
-from templiqx_runtime_openai.completion import Assembled, AssembledToolCall, final_output
-from templiqx_runtime_openai.failures import Detail, FailureSource, in_band_code, status_failure
+from templiqx_contracts import CompiledInteraction
+from templiqx_ports import CancelToken, RuntimeFailureCode, StreamSink, report_usage
+from templiqx_runtime_openai.advice import Advisor
+from templiqx_runtime_openai.assembler import StreamAssembler, decode_completion
+from templiqx_runtime_openai.completion import Assembled, final_output
+from templiqx_runtime_openai.details import Detail
+from templiqx_runtime_openai.failures import FailureSource, status_failure
+from templiqx_runtime_openai.server_errors import ERROR_BODY_LIMIT, Redactor, server_error
 from templiqx_runtime_openai.settings import OpenAISettings
-from templiqx_runtime_openai.sse import DONE, LineTooLongError, SSEDecoder
 from templiqx_runtime_openai.transport import Call, Transport
 from templiqx_runtime_openai.wire import (
-    ToolCallPart,
     Usage,
     build_body,
-    chunk_decoder,
     encode_body,
     is_structured,
-    response_decoder,
     sampling_problem,
     streaming_body,
+    usage_of,
 )
 
 __all__ = ["ChatClient", "ChatResult"]
@@ -62,10 +66,20 @@ class ChatResult:
 
 
 class ChatClient:
-    """Calls ``POST {base_url}/chat/completions``; thread-safe; never retries."""
+    """Calls ``POST {base_url}/chat/completions``; thread-safe; never retries.
 
-    def __init__(self, settings: OpenAISettings, source: FailureSource) -> None:
+    ``secrets``: further configured secrets (besides the API key) that must be redacted from
+    any server message shown in a failure, e.g. the Langfuse keys.
+    """
+
+    def __init__(
+        self, settings: OpenAISettings, source: FailureSource, *, secrets: Iterable[str] = ()
+    ) -> None:
         self.settings = settings
+        if source.advisor is None:
+            source = dataclasses.replace(source, advisor=Advisor.of(settings))
+        if source.redactor is None:
+            source = dataclasses.replace(source, redactor=Redactor([settings.api_key, *secrets]))
         self.source = source
         self._transport = Transport(source)
         self._authorization = f"Bearer {settings.api_key}"
@@ -101,9 +115,14 @@ class ChatClient:
         )
         response = call.response
         assert response is not None
-        if not 200 <= response.status_code <= 299:
-            call.close(discard=True)
-            raise status_failure(self.source, response.status_code, response.headers)
+        status = response.status_code
+        if not 200 <= status <= 299:
+            try:
+                body = call.read_prefix(ERROR_BODY_LIMIT)
+            finally:
+                call.close()
+            said = server_error(body, response.headers.get("content-type", ""))
+            raise status_failure(self.source, status, response.headers, said)
         return call
 
     # -- non-streamed ------------------------------------------------------------------------
@@ -117,9 +136,25 @@ class ChatClient:
         with self._post(encode_body(body), cancel, "application/json") as call:
             data = self._read_limited(call)
         ended = time.time()
-        assembled = self._decode_response(data)
+        return self._result(
+            interaction, decode_completion(data, self.source), body, started, ended, None
+        )
+
+    def _result(
+        self,
+        interaction: CompiledInteraction,
+        assembled: Assembled,
+        body: dict[str, Any],
+        started: float,
+        ended: float,
+        first_token: float | None,
+    ) -> ChatResult:
+        if assembled.usage is not None:
+            report_usage(usage_of(assembled.usage))  # reported even if the output is unusable
         output = final_output(assembled, structured=is_structured(interaction), source=self.source)
-        return ChatResult(output, assembled.usage, assembled.finish_reason, body, started, ended)
+        return ChatResult(
+            output, assembled.usage, assembled.finish_reason, body, started, ended, first_token
+        )
 
     def _read_limited(self, call: Call) -> bytes:
         limit = self.settings.max_response_bytes
@@ -143,32 +178,6 @@ class ChatClient:
             raise call.failure(None, reading=True)
         return b"".join(parts)
 
-    def _decode_response(self, data: bytes) -> Assembled:
-        source = self.source
-        try:
-            response = response_decoder.decode(data)
-        except msgspec.DecodeError:
-            raise source.error(RuntimeFailureCode.INVALID_RESPONSE, Detail.NOT_COMPLETION) from None
-        if response.error is not None and not response.choices:
-            raise source.error(in_band_code(response.error), Detail.IN_BAND_ERROR)
-        choice = next((c for c in response.choices or () if c.index == 0), None)
-        if choice is None:
-            raise source.error(RuntimeFailureCode.INVALID_RESPONSE, Detail.NO_CHOICES)
-        message = choice.message
-        if message is None:
-            raise source.error(RuntimeFailureCode.INVALID_RESPONSE, Detail.NOT_COMPLETION)
-        calls = [
-            AssembledToolCall(
-                id=call.id,
-                name=(call.function.name or "") if call.function else "",
-                arguments=[(call.function.arguments or "") if call.function else ""],
-            )
-            for call in message.tool_calls or ()
-        ]
-        return Assembled(
-            message.content, message.refusal, calls, choice.finish_reason, response.usage
-        )
-
     # -- streamed ----------------------------------------------------------------------------
 
     def stream(
@@ -180,7 +189,8 @@ class ChatClient:
     ) -> ChatResult:
         """One streamed completion; ``Delta``/``ToolCallDelta`` go to ``sink`` as they arrive.
 
-        Emits no terminal event (the runtime does); raises the failure instead.
+        Emits no terminal event (the runtime does); raises the failure instead. After
+        ``[DONE]`` the rest of the body is read (bounded) so the connection can be reused.
         """
         body = self.request_body(interaction)
         started = time.time()
@@ -193,169 +203,43 @@ class ChatClient:
                 raise self.source.error(
                     RuntimeFailureCode.INVALID_RESPONSE, Detail.NOT_EVENT_STREAM
                 )
-            assembled, first_token = _StreamReader(self.settings, self.source, call, sink).run()
-        except BaseException:
-            call.close(discard=True)
-            raise
-        call.close(discard=True)
+            assembled, first_token = self._read_stream(call, sink)
+            call.finish()
+        finally:
+            call.close()
         ended = time.time()
-        output = final_output(assembled, structured=is_structured(interaction), source=self.source)
-        return ChatResult(
-            output, assembled.usage, assembled.finish_reason, body, started, ended, first_token
+        return self._result(interaction, assembled, body, started, ended, first_token)
+
+    def _assembler(self) -> StreamAssembler:
+        settings = self.settings
+        return StreamAssembler(
+            self.source,
+            max_output=settings.max_response_bytes,
+            max_line=settings.max_line_bytes,
+            max_raw=settings.max_stream_bytes,
         )
 
-
-class _StreamReader:
-    """The state of one stream being read (see :meth:`ChatClient.stream`)."""
-
-    __slots__ = (
-        "call",
-        "calls",
-        "last_index",
-        "max_output",
-        "out_total",
-        "settings",
-        "sink",
-        "source",
-    )
-
-    def __init__(
-        self, settings: OpenAISettings, source: FailureSource, call: Call, sink: StreamSink
-    ) -> None:
-        self.settings = settings
-        self.source = source
-        self.call = call
-        self.sink = sink
-        self.calls: dict[int, AssembledToolCall] = {}
-        self.last_index = 0
-        self.out_total = 0
-        self.max_output = settings.max_response_bytes
-
-    def _fail(self, code: RuntimeFailureCode, detail: str) -> RuntimeFailureError:
-        return self.source.error(code, detail)
-
-    def run(self) -> tuple[Assembled, float | None]:
-        settings, call, sink = self.settings, self.call, self.sink
+    def _read_stream(self, call: Call, sink: StreamSink) -> tuple[Assembled, float | None]:
+        """Feed the body to an assembler, emitting its events; checks cancel before each."""
         cancel = call.cancel
-        decoder = SSEDecoder(settings.max_line_bytes)
-        feed = decoder.feed
-        decode = chunk_decoder.decode
-        decode_error = msgspec.DecodeError
-        max_raw = settings.max_stream_bytes
-        max_output = self.max_output
-        raw_total = 0
-        out_total = 0
-        parts: list[str] = []
-        append = parts.append
-        content_seen = False
-        refusal: list[str] = []
-        finish: str | None = None
-        usage: Usage | None = None
-        saw_choice = False
+        assembler = self._assembler()
+        feed = assembler.feed
         first_token: float | None = None
         for data in call.chunks():
-            raw_total += len(data)
-            if raw_total > max_raw:
-                raise self._fail(RuntimeFailureCode.INVALID_RESPONSE, Detail.stream_limit(max_raw))
             if cancel is not None and cancel.is_set():
                 call.check_cancel()
-            try:
-                payloads = feed(data)
-            except LineTooLongError:
-                raise self._fail(
-                    RuntimeFailureCode.INVALID_RESPONSE, Detail.line_limit(settings.max_line_bytes)
-                ) from None
-            for payload in payloads:
-                if payload == DONE:
-                    content = "".join(parts) if content_seen else None
-                    assembled = Assembled(
-                        content,
-                        "".join(refusal) if refusal else None,
-                        [self.calls[index] for index in sorted(self.calls)],
-                        finish,
-                        usage,
-                    )
-                    if not saw_choice:
-                        raise self._fail(RuntimeFailureCode.INVALID_RESPONSE, Detail.NO_CHOICES)
-                    return assembled, first_token
-                try:
-                    chunk = decode(payload)
-                except decode_error:
-                    raise self._fail(
-                        RuntimeFailureCode.INVALID_RESPONSE, Detail.MALFORMED_EVENT
-                    ) from None
-                if chunk.error is not None:
-                    raise self._fail(in_band_code(chunk.error), Detail.IN_BAND_ERROR)
-                if chunk.usage is not None:
-                    usage = chunk.usage
-                choices = chunk.choices
-                if not choices:
-                    continue
-                for choice in choices:
-                    if choice.index:
-                        continue
-                    saw_choice = True
-                    delta = choice.delta
-                    if delta is not None:
-                        text = delta.content
-                        if text:
-                            out_total += len(text) if text.isascii() else len(text.encode())
-                            if out_total > max_output:
-                                raise self._fail(
-                                    RuntimeFailureCode.INVALID_RESPONSE,
-                                    Detail.response_limit(max_output),
-                                )
-                            append(text)
-                            if cancel is not None and cancel.is_set():
-                                call.check_cancel()
-                            sink(Delta(text=text))
-                            content_seen = True
-                            if first_token is None:
-                                first_token = time.time()
-                        elif text is not None:
-                            content_seen = True
-                        if delta.tool_calls:
-                            if first_token is None:
-                                first_token = time.time()
-                            self.out_total = out_total
-                            self._tool_parts(delta.tool_calls)
-                            out_total = self.out_total
-                        if delta.refusal:
-                            refusal.append(delta.refusal)
-                    if choice.finish_reason is not None:
-                        finish = choice.finish_reason
+            events = feed(data)
+            if events:
+                if first_token is None:
+                    first_token = time.time()
+                for event in events:
+                    if cancel is not None and cancel.is_set():
+                        call.check_cancel()
+                    sink(event)
+            if assembler.failure is not None:
+                raise assembler.failure
+            if assembler.done:
+                return assembler.result(), first_token
         if call.reason is not None:
             raise call.failure(None, reading=True)
-        raise self._fail(RuntimeFailureCode.UNAVAILABLE, Detail.NO_DONE)
-
-    def _tool_parts(self, parts: list[ToolCallPart]) -> None:
-        calls = self.calls
-        cancel = self.call.cancel
-        for part in parts:
-            index = part.index
-            if index is None:
-                known = part.id is not None and any(c.id == part.id for c in calls.values())
-                index = len(calls) if part.id is not None and not known else self.last_index
-            self.last_index = index
-            state = calls.get(index)
-            if state is None:
-                state = calls[index] = AssembledToolCall()
-            if part.id and state.id is None:
-                state.id = part.id
-            function = part.function
-            if function is None:
-                continue
-            if function.name and not state.name:
-                state.name = function.name  # the first fragment names the call (DECISIONS 7)
-            fragment = function.arguments
-            if not fragment:
-                continue
-            self.out_total += len(fragment) if fragment.isascii() else len(fragment.encode("utf-8"))
-            if self.out_total > self.max_output:
-                raise self._fail(
-                    RuntimeFailureCode.INVALID_RESPONSE, Detail.response_limit(self.max_output)
-                )
-            state.arguments.append(fragment)
-            if cancel is not None and cancel.is_set():
-                self.call.check_cancel()
-            self.sink(ToolCallDelta(name=state.name, arguments_fragment=fragment))
+        raise self.source.error(RuntimeFailureCode.UNAVAILABLE, Detail.NO_DONE)

@@ -1,12 +1,15 @@
-"""Runtime failures: stable codes, fixed detail sentences, payload-free fingerprints.
+"""Runtime failures: stable codes, fixed detail sentences, the server's words beside them.
 
-Every detail is one of the fixed sentences below (plus an HTTP status or a limit). Nothing a
-provider sends — body text, headers other than retry hints, error messages — and no credential
-ever reaches a detail, so a failure can be logged, fingerprinted and shown to users as is.
+Every ``detail`` is one of the fixed sentences of :class:`~.details.Detail` (plus an HTTP
+status or a limit), and a failure's fingerprint is
+``fingerprint({"adapter": <id>, "code": <code>, "detail": <detail>})`` (the recipe the reference
+uses for its HTTP adapter), so it is stable across machines, runs and providers.
 
-A failure's fingerprint is ``fingerprint({"adapter": <id>, "code": <code>, "detail": <detail>})``
-(the recipe the reference uses for its HTTP adapter); with fixed details it is stable across
-machines and runs.
+What varies goes into the failure's other fields (DECISIONS 20), filled in by the
+:class:`FailureSource` of a client that knows its endpoint: ``status``, ``server``
+(``host:port``), ``provider_message`` (the server's own error message, sanitised by a
+:class:`~.server_errors.Redactor`) and ``remedy`` (what to check, from :class:`~.advice.Advisor`).
+A source without an advisor (e.g. the Langfuse ingestion transport) adds none of them.
 """
 
 from __future__ import annotations
@@ -17,81 +20,60 @@ from typing import Any, Final
 
 from templiqx_contracts import fingerprint
 from templiqx_ports import RuntimeFailure, RuntimeFailureCode, RuntimeFailureError
+from templiqx_runtime_openai.advice import Advisor
+from templiqx_runtime_openai.details import Detail
+from templiqx_runtime_openai.retry_hints import retry_after_ms
+from templiqx_runtime_openai.server_errors import Redactor, ServerError, from_error_object
 
 __all__ = [
     "Detail",
     "FailureSource",
-    "in_band_code",
+    "in_band_failure",
     "retry_after_ms",
     "status_failure",
 ]
 
-_U64_MAX: Final = (1 << 64) - 1
-
-
-class Detail:
-    """The fixed failure sentences (a namespace of constants and small formatters)."""
-
-    CANCELLED: Final = "model request was cancelled"
-    CONNECT: Final = "could not connect to the model server"
-    TLS: Final = "TLS connection to the model server failed"
-    DROPPED: Final = "model server closed the connection before the response was complete"
-    NO_DONE: Final = "model stream ended without [DONE]"
-    DECODING: Final = "model response body could not be decoded (content encoding)"
-    NOT_COMPLETION: Final = "model response was not a valid chat completion"
-    NO_CHOICES: Final = "model response had no choices"
-    NO_CONTENT: Final = "model response had no content"
-    NOT_JSON: Final = "model output was not valid JSON"
-    TRUNCATED: Final = "model output was cut off at the token limit before the JSON was complete"
-    TOOL_ARGUMENTS: Final = "model tool call arguments were not valid JSON"
-    REFUSED: Final = "the model refused the request"
-    MALFORMED_EVENT: Final = "model stream carried a malformed event"
-    NOT_EVENT_STREAM: Final = "model server answered a streaming request without an event stream"
-    IN_BAND_ERROR: Final = "model server reported an error inside the response"
-    REDIRECT: Final = "model server answered with a redirect, which is not followed"
-
-    @staticmethod
-    def http_status(status: int) -> str:
-        """``model server returned HTTP {status}``."""
-        return f"model server returned HTTP {status}"
-
-    @staticmethod
-    def deadline(timeout_ms: int) -> str:
-        """``model request exceeded the {timeout_ms} ms deadline``."""
-        return f"model request exceeded the {timeout_ms} ms deadline"
-
-    @staticmethod
-    def response_limit(limit: int) -> str:
-        """``model response exceeded {limit} byte limit`` (body or assembled output)."""
-        return f"model response exceeded {limit} byte limit"
-
-    @staticmethod
-    def line_limit(limit: int) -> str:
-        """``model stream line exceeded {limit} byte limit``."""
-        return f"model stream line exceeded {limit} byte limit"
-
-    @staticmethod
-    def stream_limit(limit: int) -> str:
-        """``model stream exceeded {limit} byte limit`` (raw bytes received)."""
-        return f"model stream exceeded {limit} byte limit"
-
-    @staticmethod
-    def policy(key: str, expected: str) -> str:
-        """``runtime_policy.{key} must be {expected}``."""
-        return f"runtime_policy.{key} must be {expected}"
+_CONTEXT_WORDS: Final = (
+    "context_length_exceeded",
+    "contextwindowexceeded",
+    "context length",
+    "context window",
+    "maximum context",
+)
 
 
 @dataclass(frozen=True, slots=True)
 class FailureSource:
-    """The adapter identity a failure is attributed to."""
+    """The adapter a failure is attributed to, and (optionally) the endpoint it was calling.
+
+    ``advisor`` adds ``server`` and a ``remedy`` to every failure; ``redactor`` is what makes a
+    server's message safe to show — without one, no provider text is ever kept.
+    """
 
     adapter_id: str
     adapter_version: str
+    advisor: Advisor | None = None
+    redactor: Redactor | None = None
 
     def error(
-        self, code: RuntimeFailureCode, detail: str, *, retry_after: int | None = None
+        self,
+        code: RuntimeFailureCode,
+        detail: str,
+        *,
+        retry_after: int | None = None,
+        status: int | None = None,
+        said: ServerError | None = None,
+        context_window: bool = False,
     ) -> RuntimeFailureError:
-        """A :class:`RuntimeFailureError` with this identity and a payload-free fingerprint."""
+        """A :class:`RuntimeFailureError` with this identity and a payload-free fingerprint.
+
+        ``said`` is what the server said about it (its message is shown only after the
+        redactor has cleaned it); ``status`` the HTTP status it answered.
+        """
+        advisor = self.advisor
+        message = None
+        if said is not None and self.redactor is not None:
+            message = self.redactor.clean(said.message)
         failure = RuntimeFailure(
             code=code,
             adapter_id=self.adapter_id,
@@ -102,67 +84,80 @@ class FailureSource:
             detail=detail,
             scenario_id=None,
             retry_after_ms=retry_after,
+            status=status,
+            server=advisor.server if advisor is not None else None,
+            provider_message=message,
+            remedy=(
+                advisor.remedy(
+                    code,
+                    detail,
+                    status=status,
+                    retry_after=retry_after,
+                    context_window=context_window,
+                )
+                if advisor is not None
+                else None
+            ),
         )
         return RuntimeFailureError(failure)
 
 
-def _unsigned(text: str | None) -> int | None:
-    if text is None:
-        return None
-    value = text.strip()
-    if not value or not value.isascii() or not value.isdigit():
-        return None
-    number = int(value)
-    return number if number <= _U64_MAX else None
-
-
-def retry_after_ms(headers: Mapping[str, str]) -> int | None:
-    """The retry hint of a 429 response in milliseconds, or ``None``.
-
-    Precedence: ``x-retry-after-ms`` (milliseconds), then ``retry-after-ms`` (milliseconds, what
-    OpenAI sends), then ``Retry-After`` as whole seconds. An unparsable value falls through to
-    the next header; the HTTP-date form of ``Retry-After`` is ignored. ``headers`` must look
-    names up case-insensitively (as ``requests`` response headers do).
-    """
-    for name in ("x-retry-after-ms", "retry-after-ms"):
-        value = _unsigned(headers.get(name))
-        if value is not None:
-            return value
-    seconds = _unsigned(headers.get("retry-after"))
-    if seconds is None:
-        return None
-    millis = seconds * 1000
-    return millis if millis <= _U64_MAX else None
+def _exceeds_context(said: ServerError) -> bool:
+    text = f"{said.words} {said.message or ''}".lower()
+    return any(word in text for word in _CONTEXT_WORDS)
 
 
 def status_failure(
-    source: FailureSource, status: int, headers: Mapping[str, str]
+    source: FailureSource,
+    status: int,
+    headers: Mapping[str, str],
+    said: ServerError | None = None,
 ) -> RuntimeFailureError:
-    """The failure for a non-2xx status (the body is never read)."""
-    if status == 429:
+    """The failure for a non-2xx status, with what the server said in its body (if read).
+
+    429 → rate limited and 5xx → unavailable, both with the retry hint of the headers; 3xx →
+    permanent (redirects are not followed); other 4xx → permanent, with a detail of its own
+    when the server says the context window was exceeded.
+    """
+    said = said or ServerError()
+    if status == 429 or 500 <= status <= 599:
+        code = RuntimeFailureCode.RATE_LIMITED if status == 429 else RuntimeFailureCode.UNAVAILABLE
         return source.error(
-            RuntimeFailureCode.RATE_LIMITED,
+            code,
             Detail.http_status(status),
             retry_after=retry_after_ms(headers),
+            status=status,
+            said=said,
         )
-    if 500 <= status <= 599:
-        return source.error(RuntimeFailureCode.UNAVAILABLE, Detail.http_status(status))
     if 300 <= status <= 399:
-        return source.error(RuntimeFailureCode.PERMANENT, Detail.REDIRECT)
-    return source.error(RuntimeFailureCode.PERMANENT, Detail.http_status(status))
+        return source.error(RuntimeFailureCode.PERMANENT, Detail.REDIRECT, status=status)
+    if _exceeds_context(said):
+        return source.error(
+            RuntimeFailureCode.PERMANENT,
+            Detail.context_window(status),
+            status=status,
+            said=said,
+            context_window=True,
+        )
+    return source.error(
+        RuntimeFailureCode.PERMANENT, Detail.http_status(status), status=status, said=said
+    )
 
 
-def in_band_code(error: Any) -> RuntimeFailureCode:
-    """Classify an in-band ``{"error": ...}`` payload by its ``type``/``code`` words only.
+def in_band_failure(source: FailureSource, error: Any) -> RuntimeFailureError:
+    """The failure for an in-band ``{"error": ...}`` (a stream event, or a 2xx body).
 
-    Rate limits are ``TQX_RUNTIME_RATE_LIMITED``, invalid requests and policy refusals
-    ``TQX_RUNTIME_PERMANENT``, anything else (overload, server errors) ``TQX_RUNTIME_UNAVAILABLE``.
+    Classified by the error's ``type``/``code`` words only: rate limits are
+    ``TQX_RUNTIME_RATE_LIMITED``, invalid requests and policy refusals
+    ``TQX_RUNTIME_PERMANENT``, anything else (overload, server errors)
+    ``TQX_RUNTIME_UNAVAILABLE``. The error's message is shown, sanitised.
     """
-    words = ""
-    if isinstance(error, Mapping):
-        words = f"{error.get('type')} {error.get('code')}".lower()
+    said = from_error_object(error)
+    words = said.words
     if "rate_limit" in words or "rate limit" in words:
-        return RuntimeFailureCode.RATE_LIMITED
-    if any(word in words for word in ("invalid_request", "content_filter", "content_policy")):
-        return RuntimeFailureCode.PERMANENT
-    return RuntimeFailureCode.UNAVAILABLE
+        code = RuntimeFailureCode.RATE_LIMITED
+    elif any(word in words for word in ("invalid_request", "content_filter", "content_policy")):
+        code = RuntimeFailureCode.PERMANENT
+    else:
+        code = RuntimeFailureCode.UNAVAILABLE
+    return source.error(code, Detail.IN_BAND_ERROR, said=said)

@@ -13,6 +13,11 @@ object (so a ``.netrc`` entry can never replace or leak it); one ``requests.Sess
 (keep-alive without sharing a session between threads); bodies are read with ``iter_content``
 for chunked responses (one piece per HTTP chunk) and with ``read1`` otherwise (whatever has
 arrived, never waiting for a full buffer).
+
+Keep-alive: a connection goes back to the session's pool only when its response body was read
+to the end (urllib3 releases it then). A stream that ended with ``[DONE]`` is finished with
+:meth:`Call.finish`, which reads the few bytes left (the chunked terminator) within a short
+bound; a cancelled, failed or partly read response is discarded (its socket shut down).
 """
 
 from __future__ import annotations
@@ -40,10 +45,14 @@ __all__ = ["Call", "Transport"]
 _POLL_S: Final = 0.05
 """How often the watcher looks at the cancel token (cancellation is noticed within this)."""
 READ_SIZE: Final = 65536
+DRAIN_BYTES: Final = 65536
+"""At most this much is read after a stream's end marker to keep the connection."""
+DRAIN_S: Final = 0.25
+"""At most this long is waited after a stream's end marker to keep the connection."""
 
 _local = threading.local()
 
-AbortReason = Literal["cancelled", "deadline"]
+AbortReason = Literal["cancelled", "deadline", "drain"]
 
 
 def _shutdown(sock: Any) -> None:
@@ -161,7 +170,11 @@ class Call:
         self._sockets: list[Any] = []
         self._lock = threading.Lock()
         self._stop = threading.Event()
+        self._wake = threading.Event()
         self._watcher: threading.Thread | None = None
+        self._drain_until: float | None = None
+        self._body: Iterator[bytes] | None = None
+        self._ended = False
 
     # -- watcher ---------------------------------------------------------------------------
 
@@ -174,12 +187,17 @@ class Call:
     def _watch(self) -> None:
         cancel = self.cancel
         while True:
-            remaining = self.deadline - time.monotonic()
+            drain = self._drain_until
+            limit = self.deadline if drain is None else min(self.deadline, drain)
+            remaining = limit - time.monotonic()
             if remaining <= 0:
-                self.abort("deadline")
+                self.abort("drain" if drain is not None and drain < self.deadline else "deadline")
                 return
-            if self._stop.wait(remaining if cancel is None else min(remaining, _POLL_S)):
+            woke = self._wake.wait(remaining if cancel is None else min(remaining, _POLL_S))
+            if self._stop.is_set():
                 return
+            if woke:
+                self._wake.clear()
             if cancel is not None and cancel.is_set():
                 self.abort("cancelled")
                 return
@@ -201,21 +219,23 @@ class Call:
             _shutdown(sock)
 
     def abort(self, reason: AbortReason) -> None:
-        """Cut the exchange off now (from any thread); the first reason wins."""
+        """Cut the exchange off now (from any thread); the first reason wins.
+
+        The sockets are shut down while the lock is held: :meth:`close` takes the same lock, so
+        once a call is closed no late abort can reach a socket its pooled connection has opened
+        since for the next call (the watcher may decide to abort just as the call ends).
+        """
         with self._lock:
             if self.reason is not None or self._stop.is_set():
                 return
             self.reason = reason
-            connections = list(self._connections)
-            sockets = list(self._sockets)
-            response = self.response
-        for sock in sockets:
-            _shutdown(sock)
-        for connection in connections:
-            _shutdown(getattr(connection, "sock", None))
-        if response is not None:
-            connection = getattr(response.raw, "connection", None)
-            _shutdown(getattr(connection, "sock", None))
+            for sock in self._sockets:
+                _shutdown(sock)
+            for connection in self._connections:
+                _shutdown(getattr(connection, "sock", None))
+            if self.response is not None:
+                connection = getattr(self.response.raw, "connection", None)
+                _shutdown(getattr(connection, "sock", None))
 
     def check_cancel(self) -> None:
         """Raise the cancellation failure if the token is set (cheap; for hot loops)."""
@@ -229,9 +249,15 @@ class Call:
     def chunks(self) -> Iterator[bytes]:
         """The body as it arrives: one piece per HTTP chunk, or whatever one read returns.
 
-        A read that fails (a dropped connection, the deadline, a cancellation) raises the
-        call's :meth:`failure`.
+        Always the same iterator: a reader may stop early and another (e.g. :meth:`finish`)
+        continue where it stopped. A read that fails (a dropped connection, the deadline, a
+        cancellation) raises the call's :meth:`failure`.
         """
+        if self._body is None:
+            self._body = self._pieces()
+        return self._body
+
+    def _pieces(self) -> Iterator[bytes]:
         response = self.response
         assert response is not None
         raw = response.raw
@@ -243,10 +269,48 @@ class Call:
             try:
                 piece = next(pieces)
             except StopIteration:
+                self._ended = True
                 return
             except Exception as exc:
                 raise self.failure(exc, reading=True) from None
             yield piece
+
+    def read_prefix(self, limit: int) -> bytes:
+        """Up to ``limit`` bytes of the body (for error bodies: what arrived, even if cut).
+
+        A cancellation still raises; a dropped connection or the deadline just ends the read.
+        """
+        parts: list[bytes] = []
+        total = 0
+        try:
+            for piece in self.chunks():
+                parts.append(piece)
+                total += len(piece)
+                if total >= limit:
+                    break
+        except RuntimeFailureError as error:
+            if error.failure.code is RuntimeFailureCode.CANCELLED:
+                raise
+        return b"".join(parts)[:limit]
+
+    def finish(self) -> bool:
+        """Read what is left of the body after the stream's end marker, within a short bound.
+
+        At most :data:`DRAIN_BYTES` within :data:`DRAIN_S` (and the deadline). ``True`` when the
+        body ended cleanly — the connection is then back in the pool for the next call.
+        """
+        with self._lock:
+            self._drain_until = time.monotonic() + DRAIN_S
+        self._wake.set()
+        total = 0
+        try:
+            for piece in self.chunks():
+                total += len(piece)
+                if total > DRAIN_BYTES:
+                    return False
+        except RuntimeFailureError:
+            return False
+        return self._ended and self.reason is None
 
     @staticmethod
     def _read1(raw: Any) -> Iterator[bytes]:
@@ -262,6 +326,8 @@ class Call:
         source = self.source
         if self.reason == "cancelled":
             return source.error(RuntimeFailureCode.CANCELLED, Detail.CANCELLED)
+        if self.reason == "drain":
+            return source.error(RuntimeFailureCode.UNAVAILABLE, Detail.DROPPED)
         if self.reason == "deadline" or _is_timeout(error) or time.monotonic() >= self.deadline:
             return source.error(RuntimeFailureCode.TIMEOUT, Detail.deadline(self.timeout_ms))
         if isinstance(error, requests.exceptions.SSLError):
@@ -276,27 +342,36 @@ class Call:
 
     # -- lifecycle ---------------------------------------------------------------------------
 
-    def close(self, *, discard: bool = False) -> None:
-        """Stop the watcher and release the response (``discard`` also kills the connection)."""
+    def close(self) -> None:
+        """Stop the watcher and release the response.
+
+        A body read cleanly to its end has already returned its connection to the pool; any
+        other (unread, partly read, cancelled, failed) has its connection killed, so a
+        connection is never reused half-read.
+        """
         with self._lock:
             self._stop.set()
             response = self.response
+        self._wake.set()
         if response is None:
             return
-        if discard:
+        if not self._ended or self.reason is not None:
             with self._lock:
                 sockets = list(self._sockets)
             for sock in sockets:
                 _shutdown(sock)
             connection = getattr(response.raw, "connection", None)
             _shutdown(getattr(connection, "sock", None))
+            body, self._body = self._body, None
+            if body is not None and hasattr(body, "close"):
+                body.close()
         response.close()
 
     def __enter__(self) -> Call:
         return self
 
-    def __exit__(self, exc_type: object, *rest: object) -> None:
-        self.close(discard=exc_type is not None)
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
 
 
 class Transport:
@@ -361,7 +436,7 @@ class Transport:
             call.response = response
             aborted = call.reason is not None
         if aborted:
-            call.close(discard=True)
+            call.close()
             raise call.failure(None, reading=False)
         return call
 

@@ -13,6 +13,7 @@ from typing import Any, Final
 import msgspec
 
 from templiqx_contracts import CompiledInteraction
+from templiqx_contracts import Usage as EnvelopeUsage
 
 __all__ = [
     "OUTPUT_SCHEMA_NAME",
@@ -28,6 +29,7 @@ __all__ = [
     "response_decoder",
     "sampling_problem",
     "streaming_body",
+    "usage_of",
 ]
 
 OUTPUT_SCHEMA_NAME: Final = "templiqx_output"
@@ -45,6 +47,15 @@ class Usage(msgspec.Struct, gc=False):
     prompt_tokens: int = 0
     completion_tokens: int = 0
     total_tokens: int = 0
+
+
+def usage_of(usage: Usage) -> EnvelopeUsage:
+    """The envelope's :class:`templiqx_contracts.Usage` for a server's usage report."""
+    return EnvelopeUsage(
+        prompt_tokens=usage.prompt_tokens,
+        completion_tokens=usage.completion_tokens,
+        total_tokens=usage.total_tokens,
+    )
 
 
 class FunctionPart(msgspec.Struct, gc=False):

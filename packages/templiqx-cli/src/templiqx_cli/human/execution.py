@@ -79,7 +79,12 @@ class ExecuteRenderer(Renderer):
         return "output received"
 
     def body(self, view: View) -> list[str]:
-        return [*self.output(view), *self.receipt(view), *self.streamed(view)]
+        return [
+            *self.output(view),
+            *self.receipt(view),
+            *self.usage(view),
+            *self.streamed(view),
+        ]
 
     def output(self, view: View) -> list[str]:
         """The output: text as it is, structured output as indented JSON."""
@@ -94,6 +99,16 @@ class ExecuteRenderer(Renderer):
         return [
             f"runtime: {adapter.get('id', '')} {adapter.get('version', '')}".rstrip(),
             f"schema valid: {view.style.mark(bool(valid))} {'yes' if valid else 'no'}",
+        ]
+
+    def usage(self, view: View) -> list[str]:
+        """What the call cost in tokens, when the runtime reported it."""
+        usage = view.data.get("usage")
+        if not isinstance(usage, dict):
+            return []
+        return [
+            f"usage: {usage.get('prompt_tokens')} prompt + {usage.get('completion_tokens')} "
+            f"completion = {usage.get('total_tokens')} tokens"
         ]
 
     def streamed(self, view: View) -> list[str]:
