@@ -10,7 +10,7 @@ from msgspec import UNSET, UnsetType
 from templiqx_application.authorized_context import Clock
 from templiqx_application.diagnostics import port_diagnostic, with_help
 from templiqx_application.loading import ContractLoader
-from templiqx_contracts import Diagnostic, OperationEnvelope, StreamEvent
+from templiqx_contracts import Diagnostic, OperationEnvelope, StreamEvent, Usage
 from templiqx_ports import ArtifactWorkspace, PackageStore, PortError, RuntimeAdapter
 
 __all__ = ["ServiceContext", "envelope", "port_failure"]
@@ -35,6 +35,7 @@ def envelope(
     diagnostics: list[Diagnostic] | None = None,
     fingerprints: dict[str, str] | None = None,
     stream_events: list[StreamEvent] | None = None,
+    usage: Usage | None = None,
 ) -> OperationEnvelope:
     """An envelope whose ``ok`` follows from its diagnostics (``OperationEnvelope.build``);
     every diagnostic without ``help`` gets its code's fix hint."""
@@ -44,6 +45,7 @@ def envelope(
         diagnostics=with_help(diagnostics or []),
         fingerprints=fingerprints,
         stream_events=stream_events,
+        usage=usage,
     )
 
 
