@@ -313,6 +313,13 @@ def _cases() -> list[Case]:
             "test.without-capabilities",
             "test_package",
             False,
+            lambda r: {"package": "welcome", "capabilities": ["structured_output"]},
+            lambda r, i: ["test", "welcome", "--capability", "structured_output"],
+        ),
+        Case(
+            "test.default-capabilities",
+            "test_package",
+            True,
             lambda r: {"package": "welcome"},
             lambda r, i: ["test", "welcome"],
         ),

@@ -19,6 +19,7 @@ from templiqx_ports.errors import (
     UnsupportedError,
 )
 from templiqx_ports.runtime import (
+    AsyncRuntimeAdapter,
     CancelToken,
     EventOrderError,
     RuntimeAdapter,
@@ -33,6 +34,7 @@ __version__ = "0.2.0"
 __all__ = [
     "RETRYABLE_CODES",
     "ArtifactWorkspace",
+    "AsyncRuntimeAdapter",
     "CancelToken",
     "ConflictError",
     "ContractGuard",
