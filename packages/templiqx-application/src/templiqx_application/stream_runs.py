@@ -118,6 +118,26 @@ class _Run:
         self._envelope: OperationEnvelope | None = None
         self._guard: ConsumerGuard | None = None
         self._opened = False
+        self._delivered_terminal = False
+
+    def _deliver(self, event: StreamEvent) -> StreamEvent:
+        """Hand ``event`` to the consumer, noting a terminal one."""
+        if isinstance(event, (Complete, Failed)):
+            self._delivered_terminal = True
+        return event
+
+    def _owed_terminal(self) -> StreamEvent | None:
+        """The envelope's terminal event when the consumer has not seen one yet.
+
+        The runtime may end without emitting it (an adapter bug, a cancellation the
+        application recorded): the iterator still ends with the envelope's terminal event.
+        """
+        if self._delivered_terminal or self._envelope is None:
+            return None
+        events = self._envelope.stream_events
+        if events and isinstance(events[-1], (Complete, Failed)):
+            return self._deliver(events[-1])
+        return None
 
     def _prepared(self, prepared: Execution | OperationEnvelope) -> None:
         self._opened = True
@@ -223,12 +243,15 @@ class ContractStream(_Run):
                 self._future = self._pool.submit(_job(*started, channel))
                 weakref.finalize(self, _abandon, channel, started[1].cancel)
         if self._channel is None or self._future is None or self._envelope is not None:
-            raise StopIteration
+            owed = self._owed_terminal()
+            if owed is None:
+                raise StopIteration
+            return owed
         item = self._channel.get()
         if item is None or isinstance(item, End):
             self._finish(self._future.result())
-            raise StopIteration
-        return item
+            return next(self)
+        return self._deliver(item)
 
     def close(self, failure: Exception | None = None) -> None:
         """End the stream; a running runtime call is cancelled (``failure``: why, if it raised).
@@ -236,6 +259,7 @@ class ContractStream(_Run):
         Waits up to :data:`CANCEL_GRACE_S` for the runtime to stop; one that does not is left
         to finish on its worker, and the envelope records the cancellation.
         """
+        self._delivered_terminal = True  # a closed stream yields nothing more
         if self._envelope is not None:
             return
         if self._guard is None or self._channel is None or self._future is None:
@@ -317,7 +341,10 @@ class AsyncContractStream(_Run):
         if self._envelope is None and self._guard is None:
             self._start()
         if self._envelope is not None:
-            raise StopAsyncIteration
+            owed = self._owed_terminal()
+            if owed is None:
+                raise StopAsyncIteration
+            return owed
         if self._channel is not None:
             return await self._next_from_worker(self._channel)
         return await self._next_native()
@@ -342,8 +369,8 @@ class AsyncContractStream(_Run):
         if isinstance(item, End):
             assert self._future is not None
             self._finish(self._future.result())
-            raise StopAsyncIteration
-        return item
+            return await self.__anext__()
+        return self._deliver(item)
 
     async def _next_native(self) -> StreamEvent:
         assert self._events is not None
@@ -356,24 +383,26 @@ class AsyncContractStream(_Run):
             event = await self._pull(self._events)
         except StopAsyncIteration:
             self._finish(_Outcome(failure=_ended_without_terminal()))
-            raise
+            return await self.__anext__()
         except _TokenCancelledError:
             await _close_quietly(self._events)
             self._finish(_Outcome(failure=_cancelled()))
-            raise StopAsyncIteration from None
+            return await self.__anext__()
         except Exception as exc:
             assert self._execution is not None
             self._finish(_Outcome(failure=runtime_failure(self._execution, exc)))
-            raise StopAsyncIteration from None
+            return await self.__anext__()
         guard.record.add(event)
         if isinstance(event, (Complete, Failed)):
             self._terminal = event
-        return event
+        return self._deliver(event)
 
     async def _pull(self, events: AsyncIterator[StreamEvent]) -> StreamEvent:
         """The runtime's next event; when the cancel token is set meanwhile, a cancellation."""
         assert self._guard is not None
         cancel = self._guard.cancel
+        if cancel.is_set():
+            raise _TokenCancelledError
         if self._caller_cancel is None:
             return await anext(events)
         pending = asyncio.ensure_future(anext(events))
@@ -416,6 +445,7 @@ class AsyncContractStream(_Run):
         cancelled meanwhile, or the runtime does not stop in time, it is left to finish on
         its worker and the envelope records the cancellation.
         """
+        self._delivered_terminal = True  # a closed stream yields nothing more
         if self._envelope is not None:
             return
         guard = self._guard
