@@ -4,14 +4,20 @@ Every contract-addressed operation sees contracts through this pipeline, and the
 its result is the contract's compare-and-swap token (DECISIONS 13): what ``inspect_contract``
 reports is what ``put_contract`` and ``delete_contract`` accept. The loaded contract is not
 validated here; callers validate or compile it.
+
+Successful loads are kept in a :class:`~templiqx_application.prepared.ContractCache` and
+reused while the contract's source, the manifest and every included partial are unchanged, so
+repeated executions skip the parsing (prepared contracts).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import cast
 
 from templiqx_application.diagnostics import contract_file, port_diagnostic
 from templiqx_application.includes import expand_includes
+from templiqx_application.prepared import ContractCache, ReadRecorder
 from templiqx_contracts import (
     CanonicalJSONError,
     Contract,
@@ -65,6 +71,7 @@ class ContractLoader:
 
     def __init__(self, store: PackageStore) -> None:
         self._store = store
+        self.cache = ContractCache(store)
 
     def load(
         self, package: str, contract_id: str, *, manifest: PackageManifest | None = None
@@ -95,19 +102,32 @@ class ContractLoader:
         *,
         manifest: PackageManifest | None = None,
     ) -> LoadedContract:
-        """Load ``source`` as if it were stored as ``contracts/<contract_id>.yaml``."""
+        """Load ``source`` as if it were stored as ``contracts/<contract_id>.yaml``.
+
+        A load of the same source against the same manifest and partials is reused.
+        """
+        if manifest is None:
+            manifest = self._manifest(package)
+        if manifest is not None:
+            kept = self.cache.get(package, contract_id, source, manifest)
+            if kept is not None:
+                return kept
         parsed, diagnostics = parse_contract(source, file=contract_file(package, contract_id))
         if parsed is None:
             return LoadedContract(package, contract_id, source, None, list(diagnostics))
-        if manifest is None:
-            manifest = self._manifest(package)
         ref_diagnostics = _resolve_refs(parsed, manifest)
         if ref_diagnostics:
             return LoadedContract(package, contract_id, source, None, ref_diagnostics, manifest)
-        expanded, include_diagnostics = expand_includes(self._store, parsed, package)
+        recorder = ReadRecorder(self._store)
+        expanded, include_diagnostics = expand_includes(
+            cast(PackageStore, recorder), parsed, package
+        )
         if expanded is None:
             return LoadedContract(package, contract_id, source, None, include_diagnostics, manifest)
-        return LoadedContract(package, contract_id, source, expanded, [], manifest)
+        loaded = LoadedContract(package, contract_id, source, expanded, [], manifest)
+        if manifest is not None:
+            self.cache.put(loaded, source, manifest, recorder)
+        return loaded
 
     def _manifest(self, package: str) -> PackageManifest | None:
         try:
