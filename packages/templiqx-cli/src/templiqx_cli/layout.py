@@ -125,8 +125,9 @@ LAYOUTS: dict[str, Layout] = {
             "--fixture-output is the output the deterministic fake runtime (the default) "
             "replays; a live runtime (--runtime NAME) does not need it. With --stream every "
             "event is written to stderr as it arrives (delta text, or one JSON object per line "
-            "with --json) and the envelope on stdout carries stream_events. Ctrl-C cancels a "
-            "stream through the runtime's cancel token and exits 130."
+            "with --json) and the envelope on stdout carries stream_events, ending in Complete, "
+            "or Failed when the call fails. Ctrl-C cancels a stream through the runtime's "
+            "cancel token and exits 130."
         ),
     ),
     "list_workspace_artifacts": Layout(
