@@ -70,7 +70,9 @@ def run(settings: Settings) -> list[Comparison]:
     expected = expected_summary(DELTAS)
     with _Server(DELTAS) as server:
         service = service_for(settings.scratch / "p11", server.base_url)
-        client = openai.AsyncOpenAI(base_url=server.base_url, api_key=API_KEY, max_retries=0)
+        client = openai.AsyncOpenAI(
+            base_url=server.base_url, api_key=API_KEY, max_retries=0, timeout=120
+        )
 
         async def templiqx_stream() -> tuple[int, str, bool]:
             deltas: list[str] = []
