@@ -73,7 +73,8 @@ def build(session: nox.Session) -> None:
 
 @nox.session
 def bench(session: nox.Session) -> None:
-    """Benchmarks P1-P6, P8 and P11 against the tools users would otherwise pick; writes bench/results.json.
+    """Benchmarks P1-P6, P8 and P11 against what users would otherwise pick; writes
+    bench/results.json.
 
     Not in the default session list: it takes minutes and its targets are ratios measured on
     this machine, not pass/fail tests. It syncs the ``bench`` dependency group first.
