@@ -507,3 +507,21 @@ def test_the_envelope_keeps_a_bounded_prefix_and_says_how_much_was_dropped(
     by_bytes = _text_service(text_root, runtime, stream_limits=StreamLimits(text_bytes=7))
     kept = by_bytes.execute_contract("streams", "chat", stream=True).stream_events
     assert len(_deltas(kept)) == 3
+
+
+def test_a_stream_closed_before_it_was_prepared_records_a_cancellation() -> None:
+    runtime = ScriptedRuntime.success()
+    service = compose(str(FIXTURES), runtime=runtime)
+
+    async def main() -> Any:
+        run = service.astream_contract(**CALL)
+        await run.aclose()  # e.g. the task was cancelled while compiling
+        return run.envelope
+
+    envelope = asyncio.run(main())
+    assert [d.code for d in envelope.diagnostics] == ["TQX_RUNTIME_CANCELLED"]
+    assert [type(event) for event in envelope.stream_events] == [Failed]
+    assert runtime.stats().attempts == 0
+    sync = service.stream_contract(**CALL)
+    sync.close()
+    assert sync.envelope == envelope

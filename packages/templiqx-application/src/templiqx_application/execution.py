@@ -209,13 +209,15 @@ def prepare_execution(
     return Execution(operation, runtime, execution, list(diagnostics))
 
 
-def cancelled_before(execution: Execution, *, stream: bool) -> OperationEnvelope:
-    """The envelope of an execution whose token was set before the runtime was called."""
+def cancelled_before(execution: Execution | str, *, stream: bool) -> OperationEnvelope:
+    """The envelope of an execution (or an operation name, when it was cancelled while still
+    being prepared) whose token was set before the runtime was called."""
     failure = error("TQX_RUNTIME_CANCELLED", _CANCELLED_BEFORE)
     events: list[StreamEvent] | None = (
         [Failed(code=failure.code, message=failure.message)] if stream else None
     )
-    return envelope(execution.operation, diagnostics=[failure], stream_events=events)
+    operation = execution if isinstance(execution, str) else execution.operation
+    return envelope(operation, diagnostics=[failure], stream_events=events)
 
 
 def runtime_failure(execution: Execution, exc: BaseException) -> Diagnostic:

@@ -171,9 +171,11 @@ class _Run:
         return self._envelope
 
     def _never_started(self) -> None:
-        """Closed after opening but before iterating: the runtime was never called."""
-        if self._envelope is None and self._execution is not None and self._guard is None:
-            self._envelope = cancelled_before(self._execution, stream=True)
+        """Closed before iterating (or while still being prepared): no runtime call."""
+        if self._envelope is None and self._guard is None:
+            self._opened = True
+            execution = self._execution if self._execution is not None else "execute_contract"
+            self._envelope = cancelled_before(execution, stream=True)
 
     @property
     def ok(self) -> bool:

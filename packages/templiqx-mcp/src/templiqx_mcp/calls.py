@@ -59,7 +59,7 @@ async def stream_with_progress(
     except anyio.get_cancelled_exc_class():
         with anyio.CancelScope(shield=True):
             await run.aclose()
-            terminal = run.envelope.stream_events[-1:]
+            terminal = run.envelope.stream_events[-1:] if run.finished else []
             if terminal and isinstance(terminal[0], Failed):
                 await report(float(sent + 1), None, _message(terminal[0]))
         raise
