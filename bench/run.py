@@ -32,6 +32,8 @@ MODULES: dict[str, tuple[str, str]] = {
     "P4": ("p4_cli_start", "templiqx catalog --json, fresh process"),
     "P5": ("p5_mcp", "1,000 compile_contract calls over MCP stdio"),
     "P6": ("p6_evals", "test_package over the reference packages"),
+    "P8": ("p8_call_overhead", "execute_contract overhead over a bare POST, prepared"),
+    "P11": ("p11_async_streams", "event-loop lag, 20 concurrent async streams"),
     "P10": ("p10_partial", "partial values over a 50,000-delta structured stream"),
 }
 

@@ -163,7 +163,7 @@ def main() -> int:
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     listener.bind(("127.0.0.1", 0))
-    listener.listen(8)
+    listener.listen(64)  # P11 opens 20 connections at once
     whole = _completion(deltas)
     threading.Thread(target=_serve, args=(listener, response, whole), daemon=True).start()
     port = listener.getsockname()[1]

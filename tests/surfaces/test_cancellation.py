@@ -139,7 +139,10 @@ def test_cli_sigint_cancels_the_stream_and_exits_130(
         envelope = json.loads(stdout)
         assert envelope["ok"] is False
         assert [d["code"] for d in envelope["diagnostics"]] == [CANCELLED]
-        assert "stream_events" not in envelope
+        # The envelope keeps the deltas delivered and ends in the Failed of the diagnostic's code.
+        assert envelope["stream_events"][-1]["kind"] == "Failed"
+        assert envelope["stream_events"][-1]["code"] == CANCELLED
+        assert {event["kind"] for event in envelope["stream_events"][:-1]} <= {"Delta"}
     else:  # for people: that envelope rendered (templiqx_cli.human)
         assert stdout.startswith("✗ execute welcome/"), stdout
         assert CANCELLED in stdout

@@ -106,6 +106,39 @@ def test_usage_in_the_python_envelope_with_unchanged_fingerprints(welcome_root: 
     assert envelopes[True, False].fingerprints == envelopes[True, True].fingerprints
 
 
+def test_usage_through_the_iterator_and_async_apis(welcome_root: Path) -> None:
+    """The sync iterator, the async iterator and the awaitable execute meter usage as the
+    blocking call does: the runtime runs on the service's workers, each call on its own meter."""
+    with LoopbackServer(_model(True)) as server:
+        runtime = OpenAIRuntime(OpenAISettings(base_url=server.base_url, api_key=KEY, model="m"))
+        service = compose(welcome_root, runtime=runtime)
+        arguments: dict[str, Any] = {"inputs": VALUES["inputs"], "capabilities": ["text"]}
+        with service.stream_contract("welcome", "account-digest", **arguments) as run:
+            events = list(run)
+        assert type(events[-1]).__name__ == "Complete"
+        assert run.envelope.usage == Usage(**USAGE)
+
+        async def drive() -> list[Any]:
+            async with service.astream_contract("welcome", "account-digest", **arguments) as arun:
+                async for _ in arun:
+                    pass
+            envelopes = [arun.envelope]
+            for stream in (False, True):
+                envelopes.append(
+                    await service.aexecute_contract(
+                        "welcome", "account-digest", stream=stream, **arguments
+                    )
+                )
+            return envelopes
+
+        envelopes = anyio.run(drive)
+        runtime.close()
+    for envelope in envelopes:
+        assert envelope.ok, envelope.diagnostics
+        assert envelope.usage == Usage(**USAGE)
+        assert envelope.fingerprints == run.envelope.fingerprints
+
+
 def test_usage_on_a_failure_after_the_model_answered(welcome_root: Path) -> None:
     """A completion whose output is unusable still cost tokens: the failure envelope says so."""
     refusal = {

@@ -256,6 +256,13 @@ def _cases() -> list[Case]:
             lambda r, i: ["execute", "welcome", OS, *values(i)],
         ),
         Case(
+            "execute.stream-failure",
+            "execute_contract",
+            False,
+            lambda r: {**compile_args, "stream": True},
+            lambda r, i: ["execute", "welcome", OS, *values(i), "--stream"],
+        ),
+        Case(
             "execute.invalid-output",
             "execute_contract",
             False,
@@ -313,6 +320,13 @@ def _cases() -> list[Case]:
             "test.without-capabilities",
             "test_package",
             False,
+            lambda r: {"package": "welcome", "capabilities": ["structured_output"]},
+            lambda r, i: ["test", "welcome", "--capability", "structured_output"],
+        ),
+        Case(
+            "test.default-capabilities",
+            "test_package",
+            True,
             lambda r: {"package": "welcome"},
             lambda r, i: ["test", "welcome"],
         ),
@@ -697,3 +711,18 @@ def test_streamed_execution_carries_events_on_every_surface(outcomes: Outcomes) 
     assert "stream_events" not in plain
     assert [event["kind"] for event in streamed["stream_events"]] == ["Complete"]
     assert {k: v for k, v in streamed.items() if k != "stream_events"} == plain
+
+
+def test_a_failed_stream_keeps_its_terminal_event_on_every_surface(outcomes: Outcomes) -> None:
+    plain, streamed = (
+        outcomes.python["execute.no-fixture"],
+        outcomes.python["execute.stream-failure"],
+    )
+    assert "stream_events" not in plain
+    ((diagnostic),) = streamed["diagnostics"]
+    assert streamed["stream_events"] == [
+        {"kind": "Failed", "code": diagnostic["code"], "message": diagnostic["message"]}
+    ]
+    assert {k: v for k, v in streamed.items() if k != "stream_events"} == plain
+    for surface in (outcomes.cli, outcomes.mcp):
+        assert surface["execute.stream-failure"] == streamed

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from templiqx_application import TempliqxService
-from templiqx_contracts import Complete, ExecutionReceipt, decode_json
+from templiqx_contracts import Complete, ExecutionReceipt, Failed, decode_json
 from templiqx_mock import (
     ScriptedRuntime,
     envelope_outcome_fingerprint,
@@ -90,6 +90,11 @@ def test_scenario_reproduces_golden_receipt_streaming_and_not(
             terminal = envelope.stream_events[-1]
             assert isinstance(terminal, Complete)
             assert terminal.receipt == envelope.result
+        elif stream:  # a failed stream keeps its events, ending in the diagnostic's code
+            validate_event_order(envelope.stream_events)
+            terminal = envelope.stream_events[-1]
+            assert isinstance(terminal, Failed)
+            assert terminal.code == envelope.diagnostics[0].code
         else:
             assert envelope.stream_events == []
         outcomes[stream] = envelope

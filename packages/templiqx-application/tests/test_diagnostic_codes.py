@@ -14,9 +14,17 @@ from typing import Any
 import pytest
 import yaml
 
-from templiqx_application import APPLICATION_CODES, PORT_CODES, TempliqxService, fix_hint
+from templiqx_application import (
+    APPLICATION_CODES,
+    PORT_CODES,
+    DeterministicFakeRuntime,
+    StreamLimits,
+    TempliqxService,
+    fix_hint,
+)
 from templiqx_contracts import (
     AdapterDescriptor,
+    Delta,
     Diagnostic,
     ExecutionReceipt,
     ExecutionRequest,
@@ -211,6 +219,23 @@ def _sink_failed(kit: Kit) -> OperationEnvelope:
     return kit.execute(stream=True, sink=sink)
 
 
+class _Chatty(DeterministicFakeRuntime):
+    """The fake, with two deltas before its terminal event."""
+
+    def execute_streaming(
+        self, request: ExecutionRequest, sink: Any, *, cancel: Any = None
+    ) -> ExecutionReceipt:
+        sink(Delta(text="a"))
+        sink(Delta(text="b"))
+        return super().execute_streaming(request, sink, cancel=cancel)
+
+
+def _events_truncated(kit: Kit) -> OperationEnvelope:
+    kit.package()
+    service = kit.service(_Chatty(), stream_limits=StreamLimits(events=2))
+    return service.execute_contract("p", "c", stream=True, fixture_output={"ok": True})
+
+
 def _serialize(kit: Kit) -> OperationEnvelope:
     ext = (
         "extensions:\n  acme.tool:\n    capability: structured_output\n"
@@ -361,6 +386,7 @@ SCENARIOS: dict[str, Callable[[Kit], OperationEnvelope]] = {
     "TQX_OUTPUT_SCHEMA": lambda kit: (kit.package(), kit.execute(fixture_output={"no": 1}))[1],
     "TQX_TEST_FAILED": _test_failed,
     "TQX_STREAM_SINK_FAILED": _sink_failed,
+    "TQX_STREAM_EVENTS_TRUNCATED": _events_truncated,
     "TQX_SERIALIZE": _serialize,
     # authorized merge context
     "TQX_AUTHORIZED_CONTEXT_REQUIREMENT_INVALID": lambda kit: _authorized(kit, {}, "yes"),
@@ -423,6 +449,8 @@ def test_code_is_produced(
     assert produced.message
     # a help line for every code, whichever layer built the diagnostic (issue #19)
     assert all(d.help for d in diagnostics), [d.code for d in diagnostics if not d.help]
-    expected_severity = "warning" if code == "TQX_STREAM_SINK_FAILED" else "error"
+    warnings = {"TQX_STREAM_SINK_FAILED", "TQX_STREAM_EVENTS_TRUNCATED"}
+    expected_severity = "warning" if code in warnings else "error"
     assert produced.severity == expected_severity
-    assert envelope.ok is (expected_severity == "warning")
+    if code != "TQX_STREAM_SINK_FAILED":  # a raising sink also cancels the call
+        assert envelope.ok is (expected_severity == "warning")

@@ -123,7 +123,7 @@ def test_evals_run_on_the_fake_runtime_whatever_runtime_is_composed(
 
 def test_missing_capabilities_fail_every_case(reference: Path, make_service: Factory) -> None:
     service = make_service(reference)
-    envelope = service.test_package("crm3")
+    envelope = service.test_package("crm3", capabilities=[])
     assert not envelope.ok
     (summary,) = envelope.diagnostics
     assert (summary.code, summary.message, summary.json_pointer) == (
@@ -141,7 +141,9 @@ def test_missing_capabilities_fail_every_case(reference: Path, make_service: Fac
     wire = envelope.to_builtins()["result"]["cases"][0]
     assert wire["artifact_fingerprint"] is None  # written as null, never omitted
 
-    single = service.run_eval("crm3", "bli-61-date-term-extraction", "synthetic-fixed-term")
+    single = service.run_eval(
+        "crm3", "bli-61-date-term-extraction", "synthetic-fixed-term", capabilities=[]
+    )
     assert [d.code for d in single.diagnostics] == ["TQX_TEST_FAILED"]
     assert single.diagnostics[0].message == "fixture 'synthetic-fixed-term' failed"
     assert single.diagnostics[0].json_pointer == "/case"

@@ -210,7 +210,7 @@ def test_mock_mid_stream_failure_emits_stable_failed_code() -> None:
     ]
 
 
-def test_service_mid_stream_failure_is_the_ordinary_failure_envelope(
+def test_service_mid_stream_failure_keeps_its_events(
     echo_root: Path, make_service: Callable[..., TempliqxService]
 ) -> None:
     live: list[StreamEvent] = []
@@ -227,8 +227,11 @@ def test_service_mid_stream_failure_is_the_ordinary_failure_envelope(
         )
     )
     assert not streamed.ok
-    assert streamed.to_builtins() == plain.to_builtins() | {"operation": "execute_contract"}
-    assert "stream_events" not in streamed.to_builtins()
+    # The failure envelope of the plain call, plus the events: one Failed with its code.
+    assert streamed.stream_events == live
+    assert {**streamed.to_builtins(), "stream_events": []} == plain.to_builtins() | {
+        "stream_events": []
+    }
     assert "result" not in streamed.to_builtins()
     (diagnostic,) = streamed.diagnostics
     assert diagnostic.code == "TQX_RUNTIME_INVALID_RESPONSE"
@@ -241,6 +244,7 @@ def test_service_mid_stream_failure_is_the_ordinary_failure_envelope(
     assert "scenario=mid-stream" in help_tokens
     assert any(token.startswith("fingerprint=") for token in help_tokens)
     assert [type(e) for e in live] == [Failed]
+    assert live[0].code == diagnostic.code
 
 
 # --- 4. stream_contract_covers_every_variant_and_rejects_invalid_ordering --------------------
@@ -325,7 +329,7 @@ def test_live_sink_sees_each_event_before_the_next_is_produced(
     assert [event for event, _ in seen] == envelope.stream_events
 
 
-def test_a_failing_live_sink_does_not_break_the_execution(
+def test_a_failing_live_sink_cancels_the_call_and_the_envelope_says_why(
     echo_root: Path, make_service: Callable[..., TempliqxService]
 ) -> None:
     calls: list[StreamEvent] = []
@@ -339,12 +343,18 @@ def test_a_failing_live_sink_does_not_break_the_execution(
         stream=True,
         sink=sink,
     )
-    assert envelope.ok
-    assert len(calls) == 1
-    assert len(envelope.stream_events) == 3
-    (warning,) = envelope.diagnostics
+    assert not envelope.ok
+    assert len(calls) == 1, "a sink that raised is not called again"
+    cancelled, warning = envelope.diagnostics
+    assert cancelled.code == "TQX_RUNTIME_CANCELLED"
     assert (warning.code, warning.severity) == ("TQX_STREAM_SINK_FAILED", "warning")
     assert "BrokenPipeError" in warning.message
+    assert "cancelled" in warning.message
+    # The delta the sink saw, then the runtime's Failed with the diagnostic's code.
+    assert [type(event) for event in envelope.stream_events] == [Delta, Failed]
+    terminal = envelope.stream_events[-1]
+    assert isinstance(terminal, Failed)
+    assert terminal.code == cancelled.code
 
 
 def test_cancel_token_reaches_the_runtime(

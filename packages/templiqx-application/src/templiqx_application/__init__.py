@@ -2,7 +2,9 @@
 
 :class:`TempliqxService` offers the operation catalog (:data:`CATALOG`) as typed methods and
 through :meth:`TempliqxService.invoke`; every call returns an
-:class:`~templiqx_contracts.OperationEnvelope`. :class:`DeterministicFakeRuntime` is the default
+:class:`~templiqx_contracts.OperationEnvelope`. Streamed executions are also objects to
+iterate (:class:`ContractStream`, :class:`AsyncContractStream`), and the ``a``-prefixed methods
+are awaitable. :class:`DeterministicFakeRuntime` is the default
 runtime and the one evals always run on.
 """
 
@@ -32,13 +34,24 @@ from templiqx_application.fake_runtime import (
 )
 from templiqx_application.service import TempliqxService
 from templiqx_application.signing import SIGNING_KEY_ENV, STRICT_ENV, signature_value
+from templiqx_application.stream_record import DEFAULT_STREAM_LIMITS, StreamLimits
+from templiqx_application.stream_runs import (
+    CANCEL_GRACE_S,
+    AsyncContractStream,
+    ContractStream,
+    StreamNotFinishedError,
+)
+from templiqx_application.workers import DEFAULT_WORKER_THREADS
 
 __version__ = "0.2.0"
 
 __all__ = [
     "APPLICATION_CODES",
     "AUTHORIZED_MERGE_KEY",
+    "CANCEL_GRACE_S",
     "CATALOG",
+    "DEFAULT_STREAM_LIMITS",
+    "DEFAULT_WORKER_THREADS",
     "FAKE_RUNTIME_DESCRIPTOR",
     "MAX_ARGUMENT_BYTES",
     "MAX_ARGUMENT_DEPTH",
@@ -46,7 +59,11 @@ __all__ = [
     "PORT_CODES",
     "SIGNING_KEY_ENV",
     "STRICT_ENV",
+    "StreamLimits",
+    "StreamNotFinishedError",
+    "AsyncContractStream",
     "Clock",
+    "ContractStream",
     "DeterministicFakeRuntime",
     "OperationSpec",
     "ParameterSpec",

@@ -103,6 +103,18 @@ _CAPABILITIES = _opt(
     "Capabilities the target offers, e.g. structured_output.",
 )
 _COMPILE_PARAMETERS = [_PACKAGE, _CONTRACT, _INPUTS, _CONTEXT, _CAPABILITIES]
+_RUNTIME_CAPABILITIES = _opt(
+    "capabilities",
+    "string_list",
+    None,
+    "Capabilities the target offers, e.g. structured_output (default: the runtime's).",
+)
+_EVAL_CAPABILITIES = _opt(
+    "capabilities",
+    "string_list",
+    None,
+    "Capabilities the target offers, e.g. structured_output (default: the fake runtime's).",
+)
 
 
 def _op(name: str, summary: str, *parameters: ParameterSpec) -> OperationSpec:
@@ -198,7 +210,8 @@ CATALOG: tuple[OperationSpec, ...] = (
     _op(
         "execute_contract",
         "Compile and run one interaction on the composed runtime, optionally streaming.",
-        *_COMPILE_PARAMETERS,
+        *_COMPILE_PARAMETERS[:-1],
+        _RUNTIME_CAPABILITIES,
         _opt(
             "fixture_output",
             "json",
@@ -209,7 +222,7 @@ CATALOG: tuple[OperationSpec, ...] = (
             "stream",
             "boolean",
             False,
-            "Stream the execution; the envelope then carries every event in stream_events.",
+            "Stream the execution; the envelope's stream_events then end in Complete or Failed.",
         ),
     ),
     _op(
@@ -238,7 +251,7 @@ CATALOG: tuple[OperationSpec, ...] = (
         "test_package",
         "Run every eval fixture of every contract on the deterministic fake runtime.",
         _PACKAGE,
-        _CAPABILITIES,
+        _EVAL_CAPABILITIES,
     ),
     _op("list_evals", "List every (contract, fixture) pair run_eval accepts.", _PACKAGE),
     _op(
@@ -247,7 +260,7 @@ CATALOG: tuple[OperationSpec, ...] = (
         _PACKAGE,
         _CONTRACT,
         _req("fixture_id", "Id of the eval fixture inside the contract."),
-        _CAPABILITIES,
+        _EVAL_CAPABILITIES,
     ),
     _op(
         "diff_contract",

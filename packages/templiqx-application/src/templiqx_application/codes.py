@@ -63,8 +63,11 @@ APPLICATION_CODES: dict[str, str] = {
     "TQX_OUTPUT_SCHEMA": "The runtime output does not satisfy the contract's output_schema; "
     "fix the fixture output or the schema.",
     "TQX_TEST_FAILED": "Inspect each failed case's diagnostics.",
-    "TQX_STREAM_SINK_FAILED": "The caller's live event sink raised; later events were not "
-    "forwarded to it (the envelope still carries them all).",
+    "TQX_STREAM_SINK_FAILED": "The code consuming the stream (a sink or a loop body) raised; "
+    "it got no further events and the runtime call was cancelled. Fix that code.",
+    "TQX_STREAM_EVENTS_TRUNCATED": "The stream was longer than the service keeps: the envelope "
+    "holds its first events and the terminal one, the receipt is whole. Raise the service's "
+    "stream_limits to keep more.",
     "TQX_SERIALIZE": "A value cannot be written as canonical JSON (NaN, infinity or an "
     "integer outside the 64-bit range).",
     # --- authorized merge context ----------------------------------------------------------

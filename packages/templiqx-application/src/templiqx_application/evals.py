@@ -30,7 +30,7 @@ def run_fixture(
     package: str,
     contract_id: str,
     fixture: EvalFixture,
-    capabilities: list[str],
+    capabilities: list[str] | None,
     *,
     loaded: LoadedContract | None = None,
 ) -> TestCaseResult:
@@ -55,7 +55,9 @@ def run_fixture(
     )
 
 
-def test_package(ctx: ServiceContext, package: str, capabilities: list[str]) -> OperationEnvelope:
+def test_package(
+    ctx: ServiceContext, package: str, capabilities: list[str] | None
+) -> OperationEnvelope:
     """Run every fixture of every listed contract, in manifest then fixture order."""
     operation = "test_package"
     try:
@@ -111,7 +113,11 @@ def list_evals(ctx: ServiceContext, package: str) -> OperationEnvelope:
 
 
 def run_eval(
-    ctx: ServiceContext, package: str, contract: str, fixture_id: str, capabilities: list[str]
+    ctx: ServiceContext,
+    package: str,
+    contract: str,
+    fixture_id: str,
+    capabilities: list[str] | None,
 ) -> OperationEnvelope:
     """Run one fixture; the case is the result, and a failure adds ``TQX_TEST_FAILED``."""
     operation = "run_eval"

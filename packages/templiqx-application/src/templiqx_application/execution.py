@@ -4,17 +4,25 @@ Compiling runs the load pipeline, injects translation bundles, checks the author
 context when the package requires one, then asks the core to validate and compile. Executing
 also checks the runtime's capabilities before calling it, runs it (streaming or not), and
 re-checks the output against the contract's output schema whatever the runtime claimed.
+
+An execution is three steps, shared by the blocking call here and by the iterator and async
+APIs (:mod:`templiqx_application.stream_runs`): :func:`prepare_execution` (everything before
+the runtime; a not-ok envelope when the runtime must not be called), running the runtime, and
+:func:`conclude` (the envelope of a receipt or of a failure). A streamed execution's envelope
+carries its events whatever the outcome (DECISIONS 19): on failure the deltas delivered and
+one ``Failed`` whose code is the diagnostic's.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from templiqx_application.authorized_context import (
     requires_authorized_context,
     validate_authorized_context,
 )
-from templiqx_application.context import ServiceContext, envelope, port_failure
+from templiqx_application.context import ServiceContext, envelope
 from templiqx_application.diagnostics import (
     address,
     error,
@@ -23,17 +31,25 @@ from templiqx_application.diagnostics import (
     port_diagnostic,
 )
 from templiqx_application.loading import LoadedContract
+from templiqx_application.stream_record import (
+    DEFAULT_STREAM_LIMITS,
+    ConsumerGuard,
+    EitherCancel,
+    StreamLimits,
+    StreamRecord,
+)
 from templiqx_application.translations import inject_translations
-from templiqx_application.usage import with_usage
 from templiqx_contracts import (
     CompiledInteraction,
     Complete,
     Diagnostic,
     ExecutionReceipt,
     ExecutionRequest,
+    Failed,
     OperationEnvelope,
     RenderRequest,
     StreamEvent,
+    Usage,
     has_errors,
 )
 from templiqx_core import compile_interaction
@@ -47,7 +63,23 @@ from templiqx_ports import (
     validate_event_order,
 )
 
-__all__ = ["compile_contract", "execute_contract", "prepare_interaction", "render_contract"]
+CALLER_CANCELLED = "execution was cancelled by the caller"
+"""The message of a cancellation the application records itself (its consumer left, or the
+token fired while a native async runtime was waiting)."""
+
+_CANCELLED_BEFORE = "execution was cancelled before the runtime was called"
+
+__all__ = [
+    "CALLER_CANCELLED",
+    "Execution",
+    "compile_contract",
+    "conclude",
+    "execute_contract",
+    "prepare_execution",
+    "prepare_interaction",
+    "render_contract",
+    "runtime_failure",
+]
 
 
 def prepare_interaction(
@@ -129,49 +161,41 @@ def _fingerprinted(
     return envelope(operation, result=result, diagnostics=diagnostics, fingerprints={key: value})
 
 
-class _Collector:
-    """Collects every event and forwards it to the caller's live sink, if any."""
+@dataclass(frozen=True)
+class Execution:
+    """A compiled, checked execution about to call ``runtime``."""
 
-    def __init__(self, sink: StreamSink | None) -> None:
-        self.events: list[StreamEvent] = []
-        self._sink = sink
-        self.sink_failure: str | None = None
-
-    def __call__(self, event: StreamEvent) -> None:
-        self.events.append(event)
-        if self._sink is None or self.sink_failure is not None:
-            return
-        try:
-            self._sink(event)
-        except Exception as exc:  # the caller's sink must not break the execution
-            self.sink_failure = type(exc).__name__
+    operation: str
+    runtime: RuntimeAdapter
+    request: ExecutionRequest
+    diagnostics: list[Diagnostic]
+    """The compile diagnostics (warnings) an ok envelope carries."""
 
 
-def execute_contract(
+def prepare_execution(
     ctx: ServiceContext,
     runtime: RuntimeAdapter,
     package: str,
     contract: str,
     request: RenderRequest,
-    capabilities: list[str],
+    capabilities: list[str] | None,
     *,
     fixture_output: Any,
-    stream: bool,
-    sink: StreamSink | None = None,
-    cancel: CancelToken | None = None,
     operation: str = "execute_contract",
     loaded: LoadedContract | None = None,
-) -> OperationEnvelope:
-    """Run one interaction on ``runtime``; fingerprints ``request`` and ``output``.
+) -> Execution | OperationEnvelope:
+    """Everything before the runtime call; the envelope refusing it when it must not happen.
 
-    ``loaded``: the contract's load, when already done (see :func:`prepare_interaction`).
+    ``capabilities`` ``None`` means the runtime's own (DECISIONS 21).
     """
+    descriptor = runtime.descriptor()
+    offered_list = list(descriptor.capabilities) if capabilities is None else capabilities
     interaction, diagnostics = prepare_interaction(
-        ctx, package, contract, request, capabilities, loaded=loaded
+        ctx, package, contract, request, offered_list, loaded=loaded
     )
     if interaction is None:
         return envelope(operation, diagnostics=diagnostics)
-    offered = set(runtime.descriptor().capabilities)
+    offered = set(descriptor.capabilities)
     for capability in interaction.required_capabilities:
         if capability not in offered:
             return envelope(
@@ -184,41 +208,75 @@ def execute_contract(
                     )
                 ],
             )
-    if cancel is not None and cancel.is_set():
-        return envelope(
-            operation,
-            diagnostics=[
-                error(
-                    "TQX_RUNTIME_CANCELLED",
-                    "execution was cancelled before the runtime was called",
-                )
-            ],
-        )
     execution = ExecutionRequest(interaction=interaction, fixture_output=fixture_output)
-    collector = _Collector(sink)
-    try:
-        with usage_meter() as meter:  # the runtime reports token usage here, if it knows it
-            if stream:
-                receipt = runtime.execute_streaming(execution, collector, cancel=cancel)
-            else:
-                receipt = runtime.execute(execution)
-    except PortError as exc:
-        return with_usage(port_failure(operation, exc), meter.usage)
-    except Exception as exc:  # an adapter bug must still end in an envelope
-        descriptor = runtime.descriptor()
+    return Execution(operation, runtime, execution, list(diagnostics))
+
+
+def cancelled_before(execution: Execution | str, *, stream: bool) -> OperationEnvelope:
+    """The envelope of an execution (or an operation name, when it was cancelled while still
+    being prepared) whose token was set before the runtime was called."""
+    failure = error("TQX_RUNTIME_CANCELLED", _CANCELLED_BEFORE)
+    events: list[StreamEvent] | None = (
+        [Failed(code=failure.code, message=failure.message)] if stream else None
+    )
+    operation = execution if isinstance(execution, str) else execution.operation
+    return envelope(operation, diagnostics=[failure], stream_events=events)
+
+
+def runtime_failure(execution: Execution, exc: BaseException) -> Diagnostic:
+    """The diagnostic of an exception a runtime raised.
+
+    A port error is its own diagnostic; anything else is an adapter bug, ``TQX_INTERNAL``
+    naming only the adapter and the exception type (its text could carry a credential).
+    """
+    if isinstance(exc, PortError):
+        return port_diagnostic(exc)
+    descriptor = execution.runtime.descriptor()
+    return error(
+        "TQX_INTERNAL",
+        f"runtime adapter '{descriptor.id}' raised an unexpected {type(exc).__name__}",
+    )
+
+
+def conclude(
+    execution: Execution,
+    *,
+    receipt: ExecutionReceipt | None = None,
+    failure: Diagnostic | None = None,
+    guard: ConsumerGuard | None = None,
+    usage: Usage | None = None,
+) -> OperationEnvelope:
+    """The envelope of a finished execution: its ``receipt``, or its ``failure``.
+
+    ``guard`` is the stream's consumer guard (``None`` when the execution did not stream);
+    ``usage`` is what the runtime reported to its usage meter (on a failure too: a completion
+    whose output was unusable still cost tokens).
+    """
+    operation = execution.operation
+    if failure is not None or receipt is None:
+        if failure is None:
+            failure = error("TQX_INTERNAL", "runtime returned neither a receipt nor an error")
+        if guard is None:
+            return envelope(operation, diagnostics=[failure], usage=usage)
+        terminal = Failed(code=failure.code, message=failure.message)
         return envelope(
             operation,
             diagnostics=[
-                error(
-                    "TQX_INTERNAL",
-                    f"runtime adapter '{descriptor.id}' raised an unexpected {type(exc).__name__}",
-                )
+                failure,
+                *guard.problems(cancelled=True),
+                *guard.record.truncation(),
             ],
+            stream_events=guard.record.ending_in(terminal),
+            usage=usage,
         )
-    diagnostics = list(diagnostics)
-    diagnostics.extend(output_schema_problems(interaction.output_schema, receipt.output))
-    if stream:
-        diagnostics.extend(_stream_problems(collector, receipt))
+    diagnostics = list(execution.diagnostics)
+    diagnostics.extend(
+        output_schema_problems(execution.request.interaction.output_schema, receipt.output)
+    )
+    if guard is not None:
+        diagnostics.extend(_stream_problems(guard.record.events, receipt))
+        diagnostics.extend(guard.problems(cancelled=False))
+        diagnostics.extend(guard.record.truncation())
     return envelope(
         operation,
         result=receipt,
@@ -227,41 +285,77 @@ def execute_contract(
             "request": receipt.request_fingerprint,
             "output": receipt.output_fingerprint,
         },
-        stream_events=collector.events if stream else None,
-        usage=meter.usage,
+        stream_events=guard.record.events if guard is not None else None,
+        usage=usage,
     )
 
 
-def _stream_problems(collector: _Collector, receipt: ExecutionReceipt) -> list[Diagnostic]:
-    problems: list[Diagnostic] = []
+def execute_contract(
+    ctx: ServiceContext,
+    runtime: RuntimeAdapter,
+    package: str,
+    contract: str,
+    request: RenderRequest,
+    capabilities: list[str] | None,
+    *,
+    fixture_output: Any,
+    stream: bool,
+    sink: StreamSink | None = None,
+    cancel: CancelToken | None = None,
+    operation: str = "execute_contract",
+    loaded: LoadedContract | None = None,
+    limits: StreamLimits = DEFAULT_STREAM_LIMITS,
+) -> OperationEnvelope:
+    """Run one interaction on ``runtime``, blocking; fingerprints ``request`` and ``output``.
+
+    ``loaded``: the contract's load, when already done (see :func:`prepare_interaction`).
+    """
+    prepared = prepare_execution(
+        ctx,
+        runtime,
+        package,
+        contract,
+        request,
+        capabilities,
+        fixture_output=fixture_output,
+        operation=operation,
+        loaded=loaded,
+    )
+    if isinstance(prepared, OperationEnvelope):
+        return prepared
+    if cancel is not None and cancel.is_set():
+        return cancelled_before(prepared, stream=stream)
+    guard = ConsumerGuard(StreamRecord(limits), sink, EitherCancel(cancel)) if stream else None
+    with usage_meter() as meter:  # the runtime reports token usage here, if it knows it
+        try:
+            if guard is not None:
+                receipt = runtime.execute_streaming(prepared.request, guard, cancel=guard.cancel)
+            else:
+                receipt = runtime.execute(prepared.request)
+        except Exception as exc:  # a port error, or an adapter bug: either ends in an envelope
+            failure = runtime_failure(prepared, exc)
+            return conclude(prepared, failure=failure, guard=guard, usage=meter.usage)
+    return conclude(prepared, receipt=receipt, guard=guard, usage=meter.usage)
+
+
+def _stream_problems(events: list[StreamEvent], receipt: ExecutionReceipt) -> list[Diagnostic]:
     try:
-        validate_event_order(collector.events)
+        validate_event_order(events)
     except EventOrderError as exc:
-        problems.append(
+        return [
             error(
                 "TQX_RUNTIME_INVALID_RESPONSE",
                 f"runtime stream broke the event grammar: {exc}",
                 "/stream_events",
             )
-        )
-    else:
-        terminal = collector.events[-1]
-        if not isinstance(terminal, Complete) or terminal.receipt != receipt:
-            problems.append(
-                error(
-                    "TQX_RUNTIME_INVALID_RESPONSE",
-                    "runtime stream's terminal event does not carry the returned receipt",
-                    "/stream_events",
-                )
+        ]
+    terminal = events[-1]
+    if not isinstance(terminal, Complete) or terminal.receipt != receipt:
+        return [
+            error(
+                "TQX_RUNTIME_INVALID_RESPONSE",
+                "runtime stream's terminal event does not carry the returned receipt",
+                "/stream_events",
             )
-    if collector.sink_failure is not None:
-        problems.append(
-            Diagnostic(
-                code="TQX_STREAM_SINK_FAILED",
-                severity="warning",
-                message=f"the live event sink raised {collector.sink_failure}; later events "
-                "were not forwarded to it",
-                json_pointer="/stream_events",
-            )
-        )
-    return problems
+        ]
+    return []

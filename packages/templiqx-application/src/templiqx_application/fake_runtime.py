@@ -13,7 +13,7 @@ from templiqx_contracts import (
     fingerprint,
 )
 from templiqx_core import validate_output
-from templiqx_ports import InvalidDataError, RuntimeAdapter
+from templiqx_ports import AsyncRuntimeAdapter, InvalidDataError, RuntimeAdapter
 
 __all__ = [
     "FAKE_RUNTIME_DESCRIPTOR",
@@ -35,7 +35,7 @@ FAKE_RUNTIME_DESCRIPTOR = AdapterDescriptor(
 )
 
 
-class DeterministicFakeRuntime(RuntimeAdapter):
+class DeterministicFakeRuntime(RuntimeAdapter, AsyncRuntimeAdapter):
     """Echo ``fixture_output`` as the model output.
 
     * ``request_fingerprint`` is the fingerprint of the compiled interaction alone;
@@ -43,7 +43,8 @@ class DeterministicFakeRuntime(RuntimeAdapter):
     * ``output_schema_valid`` says whether the output satisfies the interaction's schema.
 
     Without a fixture output the execution fails with ``TQX_DATA_INVALID``. Streaming uses the
-    port's default: one ``Complete`` event (or one ``Failed``).
+    port's default: one ``Complete`` event (or one ``Failed``). It is natively async too: the
+    async API awaits :meth:`aexecute` on the event loop (the work is a fingerprint, no I/O).
     """
 
     def descriptor(self) -> AdapterDescriptor:
@@ -66,6 +67,9 @@ class DeterministicFakeRuntime(RuntimeAdapter):
             output=output,
             output_schema_valid=valid,
         )
+
+    async def aexecute(self, request: ExecutionRequest) -> ExecutionReceipt:
+        return self.execute(request)
 
 
 def create_fake_runtime() -> DeterministicFakeRuntime:

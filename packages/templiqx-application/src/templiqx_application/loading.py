@@ -6,15 +6,21 @@ reports is what ``put_contract`` and ``delete_contract`` accept. The loaded cont
 validated here; callers validate or compile it — except when it does not parse: then the load
 reports every parse problem and the static problems of what did parse (those that are not
 consequences of a parse problem), all with their line and column, so one run shows them all.
+
+Successful loads are kept in a :class:`~templiqx_application.prepared.ContractCache` and
+reused while the contract's source, the manifest and every included partial are unchanged, so
+repeated executions skip the parsing (prepared contracts).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import cast
 
 from templiqx_application.coverage import unlisted_contract
 from templiqx_application.diagnostics import contract_file, port_diagnostic
 from templiqx_application.includes import expand_includes
+from templiqx_application.prepared import ContractCache, ReadRecorder
 from templiqx_application.signing import strict_from_environment
 from templiqx_contracts import (
     CanonicalJSONError,
@@ -69,6 +75,7 @@ class ContractLoader:
 
     def __init__(self, store: PackageStore) -> None:
         self._store = store
+        self.cache = ContractCache(store)
 
     def load(
         self, package: str, contract_id: str, *, manifest: PackageManifest | None = None
@@ -105,27 +112,38 @@ class ContractLoader:
         *,
         manifest: PackageManifest | None = None,
     ) -> LoadedContract:
-        """Load ``source`` as if it were stored as ``contracts/<contract_id>.yaml``."""
+        """Load ``source`` as if it were stored as ``contracts/<contract_id>.yaml``.
+
+        A load of the same source against the same manifest and partials is reused.
+        """
+        if manifest is None:
+            manifest = self._manifest(package)
+        if manifest is not None:
+            kept = self.cache.get(package, contract_id, source, manifest)
+            if kept is not None:
+                return kept
         read = ContractSource(source, file=contract_file(package, contract_id))
         parsed = read.contract
         if parsed is None:
-            if manifest is None:
-                manifest = self._manifest(package)
             tools = manifest.tool_contracts if manifest is not None else None
             diagnostics = read.diagnostics + read.problems_beyond_parsing(tools)
             return LoadedContract(package, contract_id, source, None, diagnostics, manifest)
-        if manifest is None:
-            manifest = self._manifest(package)
         ref_diagnostics = read.locate(_resolve_refs(parsed, manifest))
         if ref_diagnostics:
             return LoadedContract(package, contract_id, source, None, ref_diagnostics, manifest)
-        expanded, include_diagnostics = expand_includes(self._store, parsed, package)
+        recorder = ReadRecorder(self._store)
+        expanded, include_diagnostics = expand_includes(
+            cast(PackageStore, recorder), parsed, package
+        )
         if expanded is None:
             # an include problem is about this contract (its include node) unless it names the
             # partial it found in; one with the include node's pointer is located in the text
             located = read.locate(include_diagnostics)
             return LoadedContract(package, contract_id, source, None, located, manifest)
-        return LoadedContract(package, contract_id, source, expanded, [], manifest)
+        loaded = LoadedContract(package, contract_id, source, expanded, [], manifest)
+        if manifest is not None:
+            self.cache.put(loaded, source, manifest, recorder)
+        return loaded
 
     def _manifest(self, package: str) -> PackageManifest | None:
         try:

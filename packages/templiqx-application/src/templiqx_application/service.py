@@ -10,6 +10,18 @@ Two ways in, one path through:
 Both check arguments against the catalog strictly, run the operation, and always return an
 :class:`~templiqx_contracts.OperationEnvelope`: nothing raises, prints or exits. An unexpected
 exception becomes a ``TQX_INTERNAL`` diagnostic.
+
+Streams and asyncio: :meth:`TempliqxService.stream_contract` returns an iterator over a
+streamed execution and :meth:`TempliqxService.astream_contract` its async twin
+(:mod:`templiqx_application.stream_runs`); :meth:`TempliqxService.ainvoke` and the ``a``-prefixed
+typed methods are awaitable and never block the event loop: blocking work runs on the service's
+bounded :class:`~templiqx_application.workers.WorkerPool`, and a runtime with the async twin
+(:class:`~templiqx_ports.AsyncRuntimeAdapter`) is awaited on the loop.
+
+Thread-safety: one service may be shared by any number of threads and event loops. It holds no
+per-call state; its contract cache (:mod:`templiqx_application.prepared`) and worker pool are
+locked; runtimes must be thread-safe (the port requires it). A stream object is used by one
+thread or task at a time.
 """
 
 from __future__ import annotations
@@ -18,13 +30,24 @@ import functools
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from templiqx_application import artifacts, authoring, evals, execution, packages, validation
+from templiqx_application import (
+    artifacts,
+    authoring,
+    evals,
+    execution,
+    packages,
+    stream_runs,
+    validation,
+)
 from templiqx_application.authorized_context import Clock, utc_now
 from templiqx_application.catalog import CATALOG, OperationSpec, bind_arguments, operation_spec
 from templiqx_application.context import ServiceContext, envelope
 from templiqx_application.diagnostics import error
 from templiqx_application.fake_runtime import DeterministicFakeRuntime
 from templiqx_application.loading import ContractLoader
+from templiqx_application.stream_record import DEFAULT_STREAM_LIMITS, StreamLimits
+from templiqx_application.stream_runs import AsyncContractStream, ContractStream
+from templiqx_application.workers import DEFAULT_WORKER_THREADS, WorkerPool
 from templiqx_contracts import AdapterDescriptor, OperationEnvelope, RenderRequest
 from templiqx_ports import ArtifactWorkspace, CancelToken, PackageStore, RuntimeAdapter, StreamSink
 
@@ -38,7 +61,9 @@ class TempliqxService:
 
     ``runtime`` defaults to the deterministic fake. Evals always run on the fake, whatever
     ``runtime`` is. ``clock`` (returning an aware datetime) is what authorized-context
-    freshness is judged against; it defaults to the UTC wall clock.
+    freshness is judged against; it defaults to the UTC wall clock. ``worker_threads`` bounds
+    the threads the async and iterator APIs use for blocking work (started on demand);
+    ``stream_limits`` bounds what an envelope keeps of a stream.
     """
 
     def __init__(
@@ -48,7 +73,11 @@ class TempliqxService:
         runtime: RuntimeAdapter | None = None,
         *,
         clock: Clock | None = None,
+        worker_threads: int = DEFAULT_WORKER_THREADS,
+        stream_limits: StreamLimits = DEFAULT_STREAM_LIMITS,
     ) -> None:
+        self._pool = WorkerPool(worker_threads)
+        self._limits = stream_limits
         fake = DeterministicFakeRuntime()
         self._ctx = ServiceContext(
             store=store,
@@ -103,6 +132,10 @@ class TempliqxService:
     def runtime_descriptor(self) -> AdapterDescriptor:
         """The identity of the runtime ``execute_contract`` uses (evals always use the fake)."""
         return self._ctx.runtime.descriptor()
+
+    def close(self) -> None:
+        """Release the worker threads (running calls finish first); the service stays usable."""
+        self._pool.shutdown()
 
     # --- generic entry ----------------------------------------------------------------------
 
@@ -215,15 +248,7 @@ class TempliqxService:
         try:
             return implementation(**bound)
         except Exception as exc:  # the service never raises
-            return envelope(
-                name,
-                diagnostics=[
-                    error(
-                        "TQX_INTERNAL",
-                        f"operation '{name}' failed unexpectedly: {type(exc).__name__}: {exc}",
-                    )
-                ],
-            )
+            return _internal(name, exc)
 
     def _execute(
         self,
@@ -231,7 +256,7 @@ class TempliqxService:
         contract: str,
         inputs: dict[str, Any],
         context: dict[str, Any],
-        capabilities: list[str],
+        capabilities: list[str] | None,
         fixture_output: Any,
         stream: bool,
         sink: StreamSink | None = None,
@@ -248,7 +273,225 @@ class TempliqxService:
             stream=stream,
             sink=sink,
             cancel=cancel,
+            limits=self._limits,
         )
+
+    def _prepare(self, bound: Mapping[str, Any]) -> execution.Execution | OperationEnvelope:
+        """Everything of an ``execute_contract`` before the runtime call (bound arguments)."""
+        try:
+            return execution.prepare_execution(
+                self._ctx,
+                self._ctx.runtime,
+                bound["package"],
+                bound["contract"],
+                _request(bound["inputs"], bound["context"]),
+                bound["capabilities"],
+                fixture_output=bound["fixture_output"],
+            )
+        except Exception as exc:  # the service never raises
+            return _internal("execute_contract", exc)
+
+    def _preparer(self, arguments: dict[str, Any] | OperationEnvelope) -> stream_runs.Prepare:
+        """Bind ``execute_contract`` arguments, then prepare (run when a stream opens)."""
+
+        def prepare() -> execution.Execution | OperationEnvelope:
+            if isinstance(arguments, OperationEnvelope):
+                return arguments
+            bound, diagnostics = bind_arguments(_EXECUTE_SPEC, arguments)
+            if diagnostics:
+                return envelope("execute_contract", diagnostics=diagnostics)
+            return self._prepare(bound)
+
+        return prepare
+
+    # --- streams and asyncio ----------------------------------------------------------------
+
+    def stream_contract(
+        self,
+        package: str,
+        contract: str,
+        *,
+        inputs: Mapping[str, Any] | None = None,
+        context: Mapping[str, Any] | None = None,
+        capabilities: list[str] | None = None,
+        request: RenderRequest | None = None,
+        fixture_output: Any = None,
+        cancel: CancelToken | None = None,
+    ) -> ContractStream:
+        """A streamed execution to iterate: ``with service.stream_contract(...) as run:``.
+
+        Entering compiles and checks it (``run.ok`` / ``run.envelope`` answer before any model
+        call); ``for event in run`` yields each event as the runtime emits it, the terminal
+        one last; leaving early cancels the runtime call. ``run.envelope`` is then
+        ``execute_contract(..., stream=True)``'s envelope. See
+        :mod:`templiqx_application.stream_runs`.
+        """
+        arguments = self._arguments(
+            "execute_contract",
+            package,
+            contract,
+            inputs,
+            context,
+            capabilities,
+            request,
+            {"fixture_output": fixture_output},
+        )
+        return ContractStream(self._preparer(arguments), self._pool, self._limits, cancel)
+
+    def astream_contract(
+        self,
+        package: str,
+        contract: str,
+        *,
+        inputs: Mapping[str, Any] | None = None,
+        context: Mapping[str, Any] | None = None,
+        capabilities: list[str] | None = None,
+        request: RenderRequest | None = None,
+        fixture_output: Any = None,
+        cancel: CancelToken | None = None,
+    ) -> AsyncContractStream:
+        """The async twin of :meth:`stream_contract`: ``async with ... as run: async for ...``.
+
+        Task cancellation and leaving early cancel the runtime call. A runtime with the async
+        twin runs on the event loop; any other on the service's worker pool.
+        """
+        arguments = self._arguments(
+            "execute_contract",
+            package,
+            contract,
+            inputs,
+            context,
+            capabilities,
+            request,
+            {"fixture_output": fixture_output},
+        )
+        return AsyncContractStream(self._preparer(arguments), self._pool, self._limits, cancel)
+
+    async def ainvoke(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        sink: StreamSink | None = None,
+        cancel: CancelToken | None = None,
+    ) -> OperationEnvelope:
+        """The awaitable :meth:`invoke`: the same envelope, without blocking the event loop.
+
+        ``execute_contract`` awaits a natively async runtime on the loop (``sink`` is then
+        called on the loop's thread); everything else runs on the service's worker pool.
+        """
+        found = self._operation(name)
+        if isinstance(found, OperationEnvelope):
+            return found
+        spec, _ = found
+        given: Any = {} if arguments is None else arguments
+        if not isinstance(given, Mapping):
+            return await self._pool.run(lambda: self._call(name, given))
+        bound, diagnostics = bind_arguments(spec, given)
+        if diagnostics:
+            return envelope(spec.name, diagnostics=diagnostics)
+        return await self.ainvoke_bound(spec.name, bound, sink=sink, cancel=cancel)
+
+    async def ainvoke_bound(
+        self,
+        name: str,
+        bound: Mapping[str, Any],
+        *,
+        sink: StreamSink | None = None,
+        cancel: CancelToken | None = None,
+    ) -> OperationEnvelope:
+        """The awaitable :meth:`invoke_bound` (see :meth:`ainvoke`)."""
+        if name != "execute_contract":
+            return await self._pool.run(lambda: self.invoke_bound(name, bound))
+        arguments = dict(bound)
+        try:
+            return await stream_runs.aexecute(
+                lambda: self._prepare(arguments),
+                self._pool,
+                self._limits,
+                stream=arguments.get("stream") is True,
+                sink=sink,
+                cancel=cancel,
+            )
+        except Exception as exc:  # the service never raises (cancellation still propagates)
+            return _internal(name, exc)
+
+    async def acompile_contract(
+        self,
+        package: str,
+        contract: str,
+        *,
+        inputs: Mapping[str, Any] | None = None,
+        context: Mapping[str, Any] | None = None,
+        capabilities: list[str] | None = None,
+        request: RenderRequest | None = None,
+    ) -> OperationEnvelope:
+        """The awaitable :meth:`compile_contract` (runs on the worker pool)."""
+        return await self._pool.run(
+            lambda: self.compile_contract(
+                package,
+                contract,
+                inputs=inputs,
+                context=context,
+                capabilities=capabilities,
+                request=request,
+            )
+        )
+
+    async def arender_contract(
+        self,
+        package: str,
+        contract: str,
+        *,
+        inputs: Mapping[str, Any] | None = None,
+        context: Mapping[str, Any] | None = None,
+        capabilities: list[str] | None = None,
+        request: RenderRequest | None = None,
+    ) -> OperationEnvelope:
+        """The awaitable :meth:`render_contract` (runs on the worker pool)."""
+        return await self._pool.run(
+            lambda: self.render_contract(
+                package,
+                contract,
+                inputs=inputs,
+                context=context,
+                capabilities=capabilities,
+                request=request,
+            )
+        )
+
+    async def aexecute_contract(
+        self,
+        package: str,
+        contract: str,
+        *,
+        inputs: Mapping[str, Any] | None = None,
+        context: Mapping[str, Any] | None = None,
+        capabilities: list[str] | None = None,
+        request: RenderRequest | None = None,
+        fixture_output: Any = None,
+        stream: bool = False,
+        sink: StreamSink | None = None,
+        cancel: CancelToken | None = None,
+    ) -> OperationEnvelope:
+        """The awaitable :meth:`execute_contract`: the same envelope, the loop never blocked.
+
+        ``sink`` is called on the event loop's thread; one that raises cancels the call. Task
+        cancellation cancels the runtime call and propagates.
+        """
+        arguments = self._arguments(
+            "execute_contract",
+            package,
+            contract,
+            inputs,
+            context,
+            capabilities,
+            request,
+            {"fixture_output": fixture_output, "stream": stream},
+        )
+        if isinstance(arguments, OperationEnvelope):
+            return arguments
+        return await self.ainvoke("execute_contract", arguments, sink=sink, cancel=cancel)
 
     # --- typed methods, one per operation ---------------------------------------------------
 
@@ -504,6 +747,25 @@ class TempliqxService:
         sink: StreamSink | None = None,
         cancel: CancelToken | None = None,
     ) -> OperationEnvelope:
+        arguments = self._arguments(
+            name, package, contract, inputs, context, capabilities, request, extra
+        )
+        if isinstance(arguments, OperationEnvelope):
+            return arguments
+        return self._call(name, arguments, sink=sink, cancel=cancel)
+
+    @staticmethod
+    def _arguments(
+        name: str,
+        package: str,
+        contract: str,
+        inputs: Mapping[str, Any] | None,
+        context: Mapping[str, Any] | None,
+        capabilities: list[str] | None,
+        request: RenderRequest | None,
+        extra: dict[str, Any],
+    ) -> dict[str, Any] | OperationEnvelope:
+        """The catalog arguments of a typed compile-like call, or the envelope refusing it."""
         if request is not None:
             if inputs is not None or context is not None:
                 return envelope(
@@ -518,7 +780,7 @@ class TempliqxService:
                     ],
                 )
             inputs, context = request.inputs, request.context
-        arguments = _given(
+        return _given(
             package=package,
             contract=contract,
             inputs=inputs,
@@ -526,7 +788,6 @@ class TempliqxService:
             capabilities=capabilities,
             **extra,
         )
-        return self._call(name, arguments, sink=sink, cancel=cancel)
 
 
 def _given(**arguments: Any) -> dict[str, Any]:
@@ -536,3 +797,18 @@ def _given(**arguments: Any) -> dict[str, Any]:
 
 def _request(inputs: dict[str, Any], context: dict[str, Any]) -> RenderRequest:
     return RenderRequest(inputs=inputs, context=context)
+
+
+def _internal(name: str, exc: Exception) -> OperationEnvelope:
+    return envelope(
+        name,
+        diagnostics=[
+            error(
+                "TQX_INTERNAL",
+                f"operation '{name}' failed unexpectedly: {type(exc).__name__}: {exc}",
+            )
+        ],
+    )
+
+
+_EXECUTE_SPEC = CATALOG[[spec.name for spec in CATALOG].index("execute_contract")]

@@ -3,15 +3,21 @@
 When the manifest lists locales, each bundle is read and parsed, and the request's context gets
 ``_templiqx_translations = {locale: {key: value}}`` (replacing any caller value). The core's
 ``translate`` filter reads them.
+
+Parsed bundles are kept by the SHA-256 of their bytes (at most :data:`MAX_KEPT_BUNDLES`): the
+file is read on every call, so an edited bundle is picked up at once; only its parsing is saved.
 """
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from typing import Any
 
 import msgspec
 
 from templiqx_application.diagnostics import error, port_diagnostic, with_file
+from templiqx_application.prepared import digest
 from templiqx_contracts import Diagnostic, PackageManifest, RenderRequest
 from templiqx_core import parse_translation_bundle
 from templiqx_ports import PackageStore, PortError
@@ -19,6 +25,29 @@ from templiqx_ports import PackageStore, PortError
 __all__ = ["TRANSLATIONS_KEY", "inject_translations"]
 
 TRANSLATIONS_KEY = "_templiqx_translations"
+
+MAX_KEPT_BUNDLES = 256
+"""Parsed translation bundles kept between calls."""
+
+_kept: OrderedDict[tuple[bytes, str], Any] = OrderedDict()
+_kept_lock = threading.Lock()
+
+
+def _parse_bundle(data: bytes, text: str, label: str) -> tuple[Any, list[Diagnostic]]:
+    """``parse_translation_bundle``, reusing an earlier parse of the same bytes."""
+    key = (digest(data), label)
+    with _kept_lock:
+        bundle = _kept.get(key)
+        if bundle is not None:
+            _kept.move_to_end(key)
+            return bundle, []
+    bundle, diagnostics = parse_translation_bundle(text, file=label)
+    if bundle is not None:
+        with _kept_lock:
+            _kept[key] = bundle
+            if len(_kept) > MAX_KEPT_BUNDLES:
+                _kept.popitem(last=False)
+    return bundle, diagnostics
 
 
 def inject_translations(
@@ -48,7 +77,7 @@ def inject_translations(
                 )
             )
             continue
-        bundle, parse_diagnostics = parse_translation_bundle(text, file=label)
+        bundle, parse_diagnostics = _parse_bundle(data, text, label)
         if bundle is None:
             detail = parse_diagnostics[0].message if parse_diagnostics else "not a map"
             diagnostics.append(with_file(error("TQX_TRANSLATION_INVALID", detail, pointer), label))

@@ -161,8 +161,8 @@ LAYOUTS: dict[str, Layout] = {
             "replays; a live runtime (--runtime NAME) does not need it. With --stream every "
             "event is written to stderr as it arrives (delta text, or one JSON object per line "
             "with --json); the output then follows on stdout (with --json: the envelope, "
-            "carrying stream_events). Ctrl-C cancels a stream through the runtime's cancel "
-            "token and exits 130."
+            "carrying stream_events, ending in Complete, or Failed when the call fails). "
+            "Ctrl-C cancels a stream through the runtime's cancel token and exits 130."
         ),
         section="execution",
     ),

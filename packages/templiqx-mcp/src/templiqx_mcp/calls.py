@@ -1,103 +1,72 @@
-"""Running a blocking service call from an MCP handler, cancellably and with live progress.
+"""A streamed ``execute_contract`` with live progress, over the service's public async API.
 
-The service is synchronous. A call that consults a cancel token (``execute_contract``) runs
-through :func:`run_cancellable`: on a worker thread while the event loop keeps serving. When the
-client cancels the request (``notifications/cancelled``), the SDK cancels the handler; the
-handler then sets the call's cancel token — which a streaming runtime notices within a second —
-and waits, shielded, until the runtime has emitted its ``Failed`` event and the service has
-returned. The worker thread is never abandoned. Other calls that leave the event loop take
-:func:`run_on_worker`, a plain worker-thread call without the token and its watcher task.
+The server keeps no bridge of its own between the event loop and the service: every call that
+leaves the loop is ``await service.ainvoke_bound(...)`` (the service's bounded worker pool, or
+a natively async runtime awaited on the loop), and a streamed execution is read with
+``service.astream_contract(...)`` here.
+
+:func:`stream_with_progress` sends each ``Delta`` and ``ToolCallDelta`` to the client as
+``notifications/progress`` (the event's JSON as ``message``, a running count as ``progress``)
+as it arrives, awaiting each notification before reading the next event. The terminal event is
+not sent — the tool result carries it in ``stream_events`` — except when the client cancels the
+call (``notifications/cancelled``): the SDK cancels the handler, the stream cancels the runtime,
+and the ``Failed`` event is sent as the last notification, since a cancelled call gets no
+result. Nothing is sent after it.
 """
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable, Coroutine
-from typing import Any, TypeVar
+from collections.abc import Callable, Coroutine, Mapping
+from typing import Any
 
 import anyio
-import anyio.from_thread
-import anyio.lowlevel
-import anyio.to_thread
 
-from templiqx_contracts import Delta, Failed, StreamEvent, ToolCallDelta, encode_stream_event
+from templiqx_application import TempliqxService
+from templiqx_contracts import (
+    Delta,
+    Failed,
+    OperationEnvelope,
+    StreamEvent,
+    ToolCallDelta,
+    encode_stream_event,
+)
 
-__all__ = ["ProgressSink", "run_cancellable", "run_on_worker"]
-
-T = TypeVar("T")
+__all__ = ["ReportProgress", "stream_with_progress"]
 
 ReportProgress = Callable[[float, float | None, str | None], Coroutine[Any, Any, None]]
 
 
-async def run_cancellable(work: Callable[[], T], cancel: threading.Event) -> T:
-    """``work()`` on a worker thread; a cancellation of the caller sets ``cancel`` first.
+def _message(event: StreamEvent) -> str:
+    return encode_stream_event(event).decode("utf-8")
 
-    The caller's cancellation is re-raised once ``work`` has returned.
+
+async def stream_with_progress(
+    service: TempliqxService, bound: Mapping[str, Any], report: ReportProgress
+) -> OperationEnvelope:
+    """Run a streamed ``execute_contract`` (``bound``: its bound arguments), reporting deltas.
+
+    A notification that cannot be sent (the client went away) cancels the runtime call, and
+    the envelope says so (``TQX_STREAM_SINK_FAILED``).
     """
-    results: list[T] = []
-    finished = threading.Event()
-
-    async def call() -> None:
-        results.append(await anyio.to_thread.run_sync(work))
-        finished.set()
-        group.cancel_scope.cancel()
-
-    async def watch() -> None:
-        try:
-            await anyio.sleep_forever()
-        finally:
-            if not finished.is_set():
-                cancel.set()
-
-    async with anyio.create_task_group() as group:
-        group.start_soon(call)
-        group.start_soon(watch)
-    return results[0]
-
-
-async def run_on_worker(work: Callable[[], T]) -> T:
-    """``work()`` on a worker thread; a cancellation of the caller waits for it, then is raised.
-
-    Like :func:`run_cancellable` for work that has no cancel token, at a third of its cost (no
-    task group, no watcher task).
-    """
-    result = await anyio.to_thread.run_sync(work)
-    await anyio.lowlevel.checkpoint_if_cancelled()
-    return result
-
-
-class ProgressSink:
-    """A stream sink that sends each event to the client as ``notifications/progress``.
-
-    ``Delta`` and ``ToolCallDelta`` events are sent as they arrive, the event's JSON as the
-    notification's ``message`` and a running count as its ``progress``. A ``Complete`` or
-    ``Failed`` event is not sent — the tool result carries it in ``stream_events`` — except a
-    ``Failed`` after the client cancelled the call: the cancelled call gets no result, so that
-    notification is how the client learns how the stream ended. Nothing is sent after it.
-
-    Called on the worker thread; each notification is written before the sink returns, so the
-    notifications precede the tool result.
-    """
-
-    def __init__(self, report: ReportProgress, cancel: threading.Event) -> None:
-        self._report = report
-        self._cancel = cancel
-        self._sent = 0
-        self._closed = False
-
-    def _send(self, event: StreamEvent) -> None:
-        self._sent += 1
-        message = encode_stream_event(event).decode("utf-8")
-        anyio.from_thread.run(self._report, float(self._sent), None, message)
-
-    def __call__(self, event: StreamEvent) -> None:
-        if self._closed:
-            return
-        if isinstance(event, (Delta, ToolCallDelta)):
-            if not self._cancel.is_set():
-                self._send(event)
-        elif isinstance(event, Failed) and self._cancel.is_set():
-            self._closed = True
-            self._send(event)
-        else:
-            self._closed = True
+    arguments = {name: value for name, value in bound.items() if name != "stream"}
+    run = service.astream_contract(**arguments)
+    sent = 0
+    try:
+        async for event in run:
+            if isinstance(event, (Delta, ToolCallDelta)):
+                sent += 1
+                await report(float(sent), None, _message(event))
+    except anyio.get_cancelled_exc_class():
+        with anyio.CancelScope(shield=True):
+            await run.aclose()
+            terminal = run.envelope.stream_events[-1:] if run.finished else []
+            if terminal and isinstance(terminal[0], Failed):
+                await report(float(sent + 1), None, _message(terminal[0]))
+        raise
+    except Exception as exc:  # reporting failed: stop the runtime, the envelope says why
+        with anyio.CancelScope(shield=True):
+            await run.aclose(exc)
+    finally:
+        with anyio.CancelScope(shield=True):
+            await run.aclose()
+    return run.envelope

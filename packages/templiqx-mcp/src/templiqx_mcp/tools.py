@@ -7,20 +7,20 @@ every other outcome — ``ok:false`` included — is a normal result carrying th
 ``structuredContent`` and as compact, key-sorted JSON text. An unknown tool is the JSON-RPC
 error -32602.
 
-Where a call runs depends on its operation. ``execute_contract`` consults a cancel token and may
-wait on a runtime for minutes: it runs through :func:`~templiqx_mcp.calls.run_cancellable`. The
-operations in :data:`ON_THE_LOOP` only read one or two contracts and compute, in milliseconds:
-they run on the event loop itself, since handing them to a worker thread costs two thread
-wake-ups per call, which on a busy machine cost more than the work. Every other operation (work
-over a whole package or the packages root, writes, evals, artifacts) runs on a worker thread
-(:func:`~templiqx_mcp.calls.run_on_worker`), so the server keeps reading while it works.
+Where a call runs depends on its operation. The operations in :data:`ON_THE_LOOP` only read one
+or two contracts and compute, in milliseconds: they run on the event loop itself, since handing
+them to a worker thread costs two thread wake-ups per call, which on a busy machine cost more
+than the work. Every other operation goes through the service's public async API
+(``ainvoke_bound``: its bounded worker pool, or a natively async runtime awaited on the loop),
+so the server keeps reading while it works; a streamed ``execute_contract`` with a progress
+token is read event by event (:func:`~templiqx_mcp.calls.stream_with_progress`), and a
+cancelled call cancels its runtime.
 """
 
 from __future__ import annotations
 
 import json
 import struct
-import threading
 from typing import Any
 
 import mcp.types as types
@@ -30,7 +30,7 @@ from mcp.shared.exceptions import MCPError
 
 from templiqx_application import CATALOG, TempliqxService, bind_arguments
 from templiqx_contracts import OperationEnvelope
-from templiqx_mcp.calls import ProgressSink, run_cancellable, run_on_worker
+from templiqx_mcp.calls import stream_with_progress
 from templiqx_mcp.schemas import ENVELOPE_SCHEMA, input_schema
 
 __all__ = ["INVALID_PARAMS", "ON_THE_LOOP", "ToolSet", "envelope_result", "envelope_text"]
@@ -50,7 +50,7 @@ ON_THE_LOOP = frozenset(
 )
 """The operations run on the event loop: each reads at most two contracts and computes."""
 
-_CANCELLABLE = "execute_contract"
+_STREAMS = "execute_contract"
 
 
 _encode_sorted = msgspec.json.Encoder(order="sorted").encode
@@ -158,16 +158,8 @@ class ToolSet:
         service = self._service
         if name in ON_THE_LOOP:
             envelope = service.invoke_bound(name, bound)
-        elif name == _CANCELLABLE:
-            cancel = threading.Event()
-            sink = (
-                ProgressSink(ctx.session.report_progress, cancel)
-                if bound.get("stream") is True and _has_progress_token(ctx)
-                else None
-            )
-            envelope = await run_cancellable(
-                lambda: service.invoke_bound(name, bound, sink=sink, cancel=cancel), cancel
-            )
+        elif name == _STREAMS and bound.get("stream") is True and _has_progress_token(ctx):
+            envelope = await stream_with_progress(service, bound, ctx.session.report_progress)
         else:
-            envelope = await run_on_worker(lambda: service.invoke_bound(name, bound))
+            envelope = await service.ainvoke_bound(name, bound)
         return envelope_result(envelope)

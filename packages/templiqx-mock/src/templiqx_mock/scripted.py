@@ -17,15 +17,20 @@ may be shared between threads and its :meth:`ScriptedRuntime.stats` read from an
 Two deliberate extensions over the reference: ``execute_streaming`` honours a cancellation
 token (``TQX_RUNTIME_CANCELLED``), and ``pace_ms`` adds a real, cancellable pause after each
 streamed delta for demos and cancellation tests.
+
+It is natively async as well (:class:`~templiqx_ports.AsyncRuntimeAdapter`): ``aexecute`` and
+``aexecute_streaming`` give the same receipts and events, pacing with ``asyncio.sleep`` on the
+event loop (no thread), and stop at once when the iterator is closed or the task cancelled.
 """
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import threading
 import time
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import AsyncIterator, Iterable
 from typing import Any, TypeAlias
 
 import msgspec
@@ -37,6 +42,7 @@ from templiqx_contracts import (
     Delta,
     ExecutionReceipt,
     ExecutionRequest,
+    StreamEvent,
     fingerprint,
 )
 from templiqx_mock.fingerprints import runtime_failure_fingerprint
@@ -52,6 +58,7 @@ from templiqx_mock.scenario import (
 )
 from templiqx_mock.validity import output_schema_valid
 from templiqx_ports import (
+    AsyncRuntimeAdapter,
     CancelToken,
     InvalidDataError,
     PortError,
@@ -145,7 +152,7 @@ class VirtualClock:
         self.now_ms = min(self.now_ms + ms, _U64_MAX)
 
 
-class ScriptedRuntime(RuntimeAdapter):
+class ScriptedRuntime(RuntimeAdapter, AsyncRuntimeAdapter):
     """The deterministic, scriptable runtime adapter of the conformance suites.
 
     Build it with :meth:`success`, :meth:`failure`, :meth:`sequence` or :meth:`from_manifest`.
@@ -279,6 +286,40 @@ class ScriptedRuntime(RuntimeAdapter):
             raise
         sink(Complete.of(receipt))
         return receipt
+
+    # --- the async twin --------------------------------------------------------------------
+
+    async def aexecute(self, request: ExecutionRequest) -> ExecutionReceipt:
+        """:meth:`execute` (which never waits: delays advance the virtual clock)."""
+        return self.execute(request)
+
+    async def aexecute_streaming(
+        self,
+        request: ExecutionRequest,
+        *,
+        cancel: CancelToken | None = None,
+    ) -> AsyncIterator[StreamEvent]:
+        """The events :meth:`execute_streaming` emits, paced with ``asyncio.sleep``.
+
+        Closing the iterator or cancelling the awaiting task stops it at once; ``cancel`` is
+        checked before each delta and before executing, as in the synchronous twin.
+        """
+        with self._lock:
+            events = self._events
+        try:
+            for event in events or []:
+                if not isinstance(event, StreamDelta):
+                    continue
+                self._check_cancel(cancel)
+                yield Delta(text=event.text)
+                if self._pace_s > 0:
+                    await asyncio.sleep(self._pace_s)
+            self._check_cancel(cancel)
+            receipt = self.execute(request)
+        except PortError as error:
+            yield failed_event(error)
+            raise
+        yield Complete.of(receipt)
 
     # --- internals -------------------------------------------------------------------------
 

@@ -27,6 +27,7 @@ from templiqx_ports.errors import (
     UnsupportedError,
 )
 from templiqx_ports.runtime import (
+    AsyncRuntimeAdapter,
     CancelToken,
     EventOrderError,
     RuntimeAdapter,
@@ -35,13 +36,14 @@ from templiqx_ports.runtime import (
     validate_event_order,
 )
 from templiqx_ports.store import ArtifactWorkspace, ContractGuard, OutputLease, PackageStore
-from templiqx_ports.usage import UsageMeter, report_usage, usage_meter
+from templiqx_ports.usage import UsageMeter, metered_context, report_usage, usage_meter
 
 __version__ = "0.2.0"
 
 __all__ = [
     "RETRYABLE_CODES",
     "ArtifactWorkspace",
+    "AsyncRuntimeAdapter",
     "CancelToken",
     "ConflictError",
     "ContractGuard",
@@ -69,6 +71,7 @@ __all__ = [
     "UsageMeter",
     "__version__",
     "failed_event",
+    "metered_context",
     "report_usage",
     "usage_meter",
     "validate_event_order",

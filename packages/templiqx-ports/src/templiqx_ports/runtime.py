@@ -4,12 +4,17 @@ An adapter implements :meth:`RuntimeAdapter.descriptor` and :meth:`RuntimeAdapte
 Streaming adapters also override :meth:`RuntimeAdapter.execute_streaming`; everyone else
 inherits a default that projects ``execute`` onto the stream grammar: one ``Complete`` on success,
 or exactly one ``Failed`` followed by the same error being raised.
+
+:class:`AsyncRuntimeAdapter` is an optional async twin an adapter may implement *in addition*
+(one port: the application always holds a :class:`RuntimeAdapter`). The application's async API
+uses it natively when present, and otherwise runs the synchronous port on its own bounded
+worker pool.
 """
 
 from __future__ import annotations
 
 import abc
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Protocol, runtime_checkable
 
 from templiqx_contracts import (
@@ -25,6 +30,7 @@ from templiqx_contracts import (
 from templiqx_ports.errors import PortError
 
 __all__ = [
+    "AsyncRuntimeAdapter",
     "CancelToken",
     "EventOrderError",
     "RuntimeAdapter",
@@ -86,6 +92,61 @@ class RuntimeAdapter(abc.ABC):
             raise
         sink(Complete.of(receipt))
         return receipt
+
+
+class AsyncRuntimeAdapter(abc.ABC):
+    """The optional async twin of :class:`RuntimeAdapter`, for adapters that can await I/O.
+
+    Mix it into a :class:`RuntimeAdapter` subclass (``class MyRuntime(RuntimeAdapter,
+    AsyncRuntimeAdapter)``); on its own it is not a port. The application's async API
+    (``aexecute_contract``, ``astream_contract``, ...) then awaits these methods on the event
+    loop and spends no thread on the call; without it, the synchronous methods run on the
+    application's bounded worker pool. The contract mirrors the synchronous one:
+
+    * :meth:`aexecute` returns the receipt :meth:`RuntimeAdapter.execute` would return for the
+      same request, or raises the same :class:`~templiqx_ports.errors.PortError`.
+    * :meth:`aexecute_streaming` returns an async iterator of the stream events
+      :meth:`RuntimeAdapter.execute_streaming` would emit: ``Delta`` / ``ToolCallDelta`` as
+      they arrive, then exactly one terminal event. A success ends with ``Complete`` carrying
+      the receipt (and the iterator stops); a failure yields one ``Failed`` and then raises the
+      error from the next ``__anext__``.
+    * **Cancellation** comes two ways. Closing the iterator (``aclose()``, which the
+      application does when its consumer leaves early) or cancelling the task awaiting it must
+      release the connection at once (``async with`` the HTTP response, ``try``/``finally``)
+      and yield nothing more; no ``Failed`` is expected then, the application records the
+      cancellation itself. The ``cancel`` token, when given, should be checked between events;
+      the application also closes the iterator within 50 ms of the token being set, so an
+      adapter waiting on a silent server need not poll it.
+    * Every method runs on the event loop: never block it (no ``time.sleep``, no blocking
+      socket reads, no CPU-heavy loops without an ``await``). An HTTP adapter uses an async
+      client (e.g. ``httpx.AsyncClient.stream``) and reads with ``aiter_bytes``.
+    """
+
+    @abc.abstractmethod
+    async def aexecute(self, request: ExecutionRequest) -> ExecutionReceipt:
+        """The awaitable twin of :meth:`RuntimeAdapter.execute`."""
+
+    def aexecute_streaming(
+        self,
+        request: ExecutionRequest,
+        *,
+        cancel: CancelToken | None = None,
+    ) -> AsyncIterator[StreamEvent]:
+        """The events of one streamed execution (see the class docstring).
+
+        The default awaits :meth:`aexecute` and yields one ``Complete``, or one ``Failed``
+        and then raises the error, as the synchronous default does.
+        """
+        return _projected(self.aexecute(request))
+
+
+async def _projected(call: Awaitable[ExecutionReceipt]) -> AsyncIterator[StreamEvent]:
+    try:
+        receipt = await call
+    except PortError as error:
+        yield failed_event(error)
+        raise
+    yield Complete.of(receipt)
 
 
 class EventOrderError(ValueError):

@@ -29,7 +29,7 @@ from contextlib import contextmanager
 
 from templiqx_contracts import Usage
 
-__all__ = ["UsageMeter", "report_usage", "usage_meter"]
+__all__ = ["UsageMeter", "metered_context", "report_usage", "usage_meter"]
 
 
 class UsageMeter:
@@ -64,6 +64,20 @@ def usage_meter() -> Iterator[UsageMeter]:
         yield meter
     finally:
         _METER.reset(token)
+
+
+def metered_context() -> tuple[UsageMeter, contextvars.Context]:
+    """A new meter, and a copy of the current context in which it is open.
+
+    For a call whose work is spread over several steps that do not share one ``with`` block — an
+    async stream pulled one event at a time, each pull its own task: run every step in the
+    returned context (``context.run(...)``, or ``loop.create_task(step, context=context)``) and
+    every report made during them reaches the meter.
+    """
+    meter = UsageMeter()
+    context = contextvars.copy_context()
+    context.run(_METER.set, meter)
+    return meter, context
 
 
 def report_usage(usage: Usage) -> None:

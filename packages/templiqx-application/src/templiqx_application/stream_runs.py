@@ -1,0 +1,585 @@
+"""Streamed executions as objects: :class:`ContractStream` and :class:`AsyncContractStream`.
+
+Both are what ``service.stream_contract(...)`` / ``service.astream_contract(...)`` return::
+
+    with service.stream_contract("welcome", "onboarding-summary", inputs=...) as run:
+        if not run.ok:                 # compiled and checked on entry; no model call yet
+            return run.envelope
+        for event in run:              # Delta / ToolCallDelta as they arrive, then the terminal
+            ...
+    run.envelope                       # == execute_contract(..., stream=True)'s envelope
+
+Opening (``with``, ``async with``, :meth:`ContractStream.open` or the first iteration) loads,
+compiles and checks the execution; a not-ok result is then :attr:`~ContractStream.envelope`
+before any model call. Iterating starts the runtime and yields every event it emits, ending
+with the one terminal event (``Complete`` or ``Failed``). Leaving early — ``break``, an
+exception in the loop body, task cancellation, :meth:`~ContractStream.close` — cancels the
+runtime call: the runtime's cancel token is set (a native async runtime's iterator is also
+closed) and the envelope ends in ``Failed{TQX_RUNTIME_CANCELLED}``.
+
+Where the runtime runs: the sync iterator always runs the runtime's synchronous port on a
+worker of the service's :class:`~templiqx_application.workers.WorkerPool` and reads its events
+from a bounded :class:`~templiqx_application.workers.EventChannel`. The async stream awaits a
+runtime's :class:`~templiqx_ports.AsyncRuntimeAdapter` twin directly on the event loop (no
+thread, no task: the consumer's own ``await`` drives the runtime); a runtime without the twin
+runs on a worker as in the sync case.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import weakref
+from collections.abc import AsyncIterator, Callable
+from concurrent.futures import Future
+from dataclasses import dataclass
+from types import TracebackType
+
+from templiqx_application.diagnostics import error
+from templiqx_application.execution import (
+    CALLER_CANCELLED,
+    Execution,
+    cancelled_before,
+    conclude,
+    runtime_failure,
+)
+from templiqx_application.stream_record import (
+    ConsumerGuard,
+    EitherCancel,
+    StreamLimits,
+    StreamRecord,
+)
+from templiqx_application.workers import End, EventChannel, WorkerPool
+from templiqx_contracts import (
+    Complete,
+    Diagnostic,
+    ExecutionReceipt,
+    Failed,
+    OperationEnvelope,
+    StreamEvent,
+    Usage,
+)
+from templiqx_ports import (
+    AsyncRuntimeAdapter,
+    CancelToken,
+    StreamSink,
+    UsageMeter,
+    metered_context,
+    usage_meter,
+)
+
+__all__ = [
+    "CANCEL_GRACE_S",
+    "AsyncContractStream",
+    "ContractStream",
+    "StreamNotFinishedError",
+    "aexecute",
+]
+
+CANCEL_GRACE_S = 1.0
+"""How long closing a stream waits for a cancelled runtime to stop (the port's bound)."""
+
+_TOKEN_POLL_S = 0.02
+"""How often a caller's cancel token is looked at while a native async runtime waits."""
+
+Prepare = Callable[[], "Execution | OperationEnvelope"]
+
+
+class StreamNotFinishedError(RuntimeError):
+    """``envelope`` was read while the stream was still running."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "the stream has not ended, so it has no envelope yet: iterate it to the end, or "
+            "leave its `with` block (or call close()) to cancel it"
+        )
+
+
+@dataclass
+class _Outcome:
+    """How a runtime call ended: a receipt or a failure diagnostic, and the usage it reported."""
+
+    receipt: ExecutionReceipt | None = None
+    failure: Diagnostic | None = None
+    usage: Usage | None = None
+
+
+def _cancelled() -> Diagnostic:
+    return error("TQX_RUNTIME_CANCELLED", CALLER_CANCELLED)
+
+
+def _call_outcome(execution: Execution, call: Callable[[], ExecutionReceipt]) -> _Outcome:
+    """``call()`` (a blocking runtime call) as an outcome, with the usage the runtime reported
+    on this thread (never raises ``Exception``)."""
+    with usage_meter() as meter:
+        try:
+            receipt = call()
+        except Exception as exc:
+            return _Outcome(failure=runtime_failure(execution, exc), usage=meter.usage)
+    return _Outcome(receipt=receipt, usage=meter.usage)
+
+
+def _run_sync(execution: Execution, guard: ConsumerGuard) -> _Outcome:
+    """The runtime's synchronous streaming call, as an outcome (never raises ``Exception``)."""
+    return _call_outcome(
+        execution,
+        lambda: execution.runtime.execute_streaming(execution.request, guard, cancel=guard.cancel),
+    )
+
+
+class _Run:
+    """What both stream classes share: the prepared execution, the record, the envelope."""
+
+    def __init__(self, prepare: Prepare, limits: StreamLimits, cancel: CancelToken | None) -> None:
+        self._prepare = prepare
+        self._limits = limits
+        self._caller_cancel = cancel
+        self._execution: Execution | None = None
+        self._envelope: OperationEnvelope | None = None
+        self._guard: ConsumerGuard | None = None
+        self._opened = False
+        self._delivered_terminal = False
+        self._meter: UsageMeter | None = None  # a native async runtime's usage meter
+
+    def _deliver(self, event: StreamEvent) -> StreamEvent:
+        """Hand ``event`` to the consumer, noting a terminal one."""
+        if isinstance(event, (Complete, Failed)):
+            self._delivered_terminal = True
+        return event
+
+    def _owed_terminal(self) -> StreamEvent | None:
+        """The envelope's terminal event when the consumer has not seen one yet.
+
+        The runtime may end without emitting it (an adapter bug, a cancellation the
+        application recorded): the iterator still ends with the envelope's terminal event.
+        """
+        if self._delivered_terminal or self._envelope is None:
+            return None
+        events = self._envelope.stream_events
+        if events and isinstance(events[-1], (Complete, Failed)):
+            return self._deliver(events[-1])
+        return None
+
+    def _prepared(self, prepared: Execution | OperationEnvelope) -> None:
+        self._opened = True
+        if isinstance(prepared, OperationEnvelope):
+            self._envelope = prepared
+        else:
+            self._execution = prepared
+
+    def _begin(self, sink: StreamSink | None) -> tuple[Execution, ConsumerGuard] | None:
+        """Set up the call (events recorded, then handed to ``sink``); ``None`` when there is
+        nothing (more) to run."""
+        if self._envelope is not None or self._guard is not None or self._execution is None:
+            return None
+        execution = self._execution
+        if self._caller_cancel is not None and self._caller_cancel.is_set():
+            self._envelope = cancelled_before(execution, stream=True)
+            return None
+        record = StreamRecord(self._limits)
+        self._guard = ConsumerGuard(record, sink, EitherCancel(self._caller_cancel))
+        return execution, self._guard
+
+    def _finish(self, outcome: _Outcome) -> OperationEnvelope:
+        if self._envelope is None:
+            assert self._execution is not None
+            usage = outcome.usage
+            if usage is None and self._meter is not None:
+                usage = self._meter.usage
+            self._envelope = conclude(
+                self._execution,
+                receipt=outcome.receipt,
+                failure=outcome.failure,
+                guard=self._guard,
+                usage=usage,
+            )
+        return self._envelope
+
+    def _never_started(self) -> None:
+        """Closed before iterating (or while still being prepared): no runtime call."""
+        if self._envelope is None and self._guard is None:
+            self._opened = True
+            execution = self._execution if self._execution is not None else "execute_contract"
+            self._envelope = cancelled_before(execution, stream=True)
+
+    @property
+    def ok(self) -> bool:
+        """False when the execution was refused on opening or has ended not ok."""
+        if not self._opened:
+            raise RuntimeError("open the stream first (`with`/`async with`, or open())")
+        return self._envelope is None or self._envelope.ok
+
+    @property
+    def envelope(self) -> OperationEnvelope:
+        """The envelope: at once for a refused execution, otherwise once the stream ended."""
+        if self._envelope is None:
+            raise StreamNotFinishedError
+        return self._envelope
+
+    @property
+    def finished(self) -> bool:
+        """Whether :attr:`envelope` is available."""
+        return self._envelope is not None
+
+
+class ContractStream(_Run):
+    """A streamed execution read with a plain ``for`` loop (see the module docstring).
+
+    Not thread-safe: one thread iterates and closes it.
+    """
+
+    def __init__(
+        self,
+        prepare: Prepare,
+        pool: WorkerPool,
+        limits: StreamLimits,
+        cancel: CancelToken | None = None,
+    ) -> None:
+        super().__init__(prepare, limits, cancel)
+        self._pool = pool
+        self._channel: EventChannel[StreamEvent] | None = None
+        self._future: Future[_Outcome] | None = None
+
+    def open(self) -> ContractStream:
+        """Load, compile and check (once); afterwards :attr:`ok` says whether it may run."""
+        if not self._opened:
+            self._prepared(self._prepare())
+        return self
+
+    def __enter__(self) -> ContractStream:
+        return self.open()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close(exc if isinstance(exc, Exception) else None)
+
+    def __iter__(self) -> ContractStream:
+        return self
+
+    def __next__(self) -> StreamEvent:
+        self.open()
+        if self._envelope is None and self._guard is None:
+            channel: EventChannel[StreamEvent] = EventChannel()
+            started = self._begin(channel.offer)
+            if started is not None:
+                self._channel = channel
+                self._future = self._pool.submit(_job(*started, channel))
+                weakref.finalize(self, _abandon, channel, started[1].cancel)
+        if self._channel is None or self._future is None or self._envelope is not None:
+            owed = self._owed_terminal()
+            if owed is None:
+                raise StopIteration
+            return owed
+        item = self._channel.get()
+        if item is None or isinstance(item, End):
+            self._finish(self._future.result())
+            return next(self)
+        return self._deliver(item)
+
+    def close(self, failure: Exception | None = None) -> None:
+        """End the stream; a running runtime call is cancelled (``failure``: why, if it raised).
+
+        Waits up to :data:`CANCEL_GRACE_S` for the runtime to stop; one that does not is left
+        to finish on its worker, and the envelope records the cancellation.
+        """
+        self._delivered_terminal = True  # a closed stream yields nothing more
+        if self._envelope is not None:
+            return
+        if self._guard is None or self._channel is None or self._future is None:
+            self._never_started()
+            return
+        if failure is not None:
+            self._guard.consumer_failed(failure)
+        self._guard.cancel.own.set()
+        self._channel.close()
+        try:
+            outcome = self._future.result(timeout=CANCEL_GRACE_S)
+        except TimeoutError:
+            outcome = _Outcome(failure=_cancelled())
+        self._finish(outcome)
+
+
+def _job(
+    execution: Execution, guard: ConsumerGuard, channel: EventChannel[StreamEvent]
+) -> Callable[[], _Outcome]:
+    """The worker's part of a stream: run the runtime, then mark the channel's end."""
+
+    def job() -> _Outcome:
+        try:
+            return _run_sync(execution, guard)
+        finally:
+            channel.finish()
+
+    return job
+
+
+def _abandon(channel: EventChannel[StreamEvent], cancel: EitherCancel) -> None:
+    """A stream dropped without closing: release its runtime (garbage-collection hook)."""
+    cancel.own.set()
+    channel.close()
+
+
+class AsyncContractStream(_Run):
+    """A streamed execution read with ``async for`` (see the module docstring).
+
+    Use it from one task at a time.
+    """
+
+    def __init__(
+        self,
+        prepare: Prepare,
+        pool: WorkerPool,
+        limits: StreamLimits,
+        cancel: CancelToken | None = None,
+    ) -> None:
+        super().__init__(prepare, limits, cancel)
+        self._pool = pool
+        self._events: AsyncIterator[StreamEvent] | None = None
+        self._terminal: StreamEvent | None = None
+        self._channel: EventChannel[StreamEvent] | None = None
+        self._future: Future[_Outcome] | None = None
+        self._context: contextvars.Context | None = None
+
+    async def open(self) -> AsyncContractStream:
+        """Load, compile and check (once, on a worker thread); then :attr:`ok` is known."""
+        if not self._opened:
+            self._prepared(await self._pool.run(self._prepare))
+        return self
+
+    async def __aenter__(self) -> AsyncContractStream:
+        return await self.open()
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose(exc if isinstance(exc, Exception) else None)
+
+    def __aiter__(self) -> AsyncContractStream:
+        return self
+
+    async def __anext__(self) -> StreamEvent:
+        await self.open()
+        if self._envelope is None and self._guard is None:
+            self._start()
+        if self._envelope is not None:
+            owed = self._owed_terminal()
+            if owed is None:
+                raise StopAsyncIteration
+            return owed
+        if self._channel is not None:
+            return await self._next_from_worker(self._channel)
+        return await self._next_native()
+
+    def _start(self) -> None:
+        execution = self._execution
+        if execution is not None and isinstance(execution.runtime, AsyncRuntimeAdapter):
+            started = self._begin(None)
+            if started is not None:
+                # Every pull runs in one context where a usage meter is open (see _step).
+                self._meter, self._context = metered_context()
+                self._events = execution.runtime.aexecute_streaming(
+                    execution.request, cancel=started[1].cancel
+                )
+            return
+        channel: EventChannel[StreamEvent] = EventChannel()
+        started = self._begin(channel.offer)
+        if started is not None:
+            self._channel = channel
+            self._future = self._pool.submit(_job(*started, channel))
+
+    async def _next_from_worker(self, channel: EventChannel[StreamEvent]) -> StreamEvent:
+        item = await channel.aget()
+        if isinstance(item, End):
+            assert self._future is not None
+            self._finish(self._future.result())
+            return await self.__anext__()
+        return self._deliver(item)
+
+    async def _next_native(self) -> StreamEvent:
+        assert self._events is not None
+        assert self._guard is not None
+        guard = self._guard
+        if self._terminal is not None:
+            await self._after_terminal(self._terminal)
+            raise StopAsyncIteration
+        try:
+            event = await self._pull(self._events)
+        except StopAsyncIteration:
+            self._finish(_Outcome(failure=_ended_without_terminal()))
+            return await self.__anext__()
+        except _TokenCancelledError:
+            await _close_quietly(self._events)
+            self._finish(_Outcome(failure=_cancelled()))
+            return await self.__anext__()
+        except Exception as exc:
+            assert self._execution is not None
+            self._finish(_Outcome(failure=runtime_failure(self._execution, exc)))
+            return await self.__anext__()
+        guard.record.add(event)
+        if isinstance(event, (Complete, Failed)):
+            self._terminal = event
+        return self._deliver(event)
+
+    async def _pull(self, events: AsyncIterator[StreamEvent]) -> StreamEvent:
+        """The runtime's next event; when the cancel token is set meanwhile, a cancellation."""
+        assert self._guard is not None
+        cancel = self._guard.cancel
+        if cancel.is_set():
+            raise _TokenCancelledError
+        if self._caller_cancel is None:
+            return await self._step(events)
+        pending = self._step(events)
+        while True:
+            done, _ = await asyncio.wait({pending}, timeout=_TOKEN_POLL_S)
+            if done:
+                return pending.result()
+            if cancel.is_set():
+                pending.cancel()
+                await asyncio.gather(pending, return_exceptions=True)
+                raise _TokenCancelledError
+
+    def _step(self, events: AsyncIterator[StreamEvent]) -> asyncio.Task[StreamEvent]:
+        """The runtime's next event, pulled as a task in the stream's metered context, so a
+        usage report made during any pull reaches this call's meter."""
+        context = self._context if self._context is not None else contextvars.copy_context()
+        return asyncio.get_running_loop().create_task(_next_event(events), context=context)
+
+    async def _after_terminal(self, terminal: StreamEvent) -> None:
+        """Collect how the runtime ended after its terminal event, then conclude."""
+        assert self._events is not None
+        assert self._execution is not None
+        outcome = _Outcome()
+        try:
+            extra = await self._step(self._events)
+        except StopAsyncIteration:
+            pass
+        except Exception as exc:
+            outcome.failure = runtime_failure(self._execution, exc)
+        else:
+            assert self._guard is not None
+            self._guard.record.add(extra)  # a grammar violation the conclusion reports
+        await _close_quietly(self._events)
+        if outcome.failure is None:
+            if isinstance(terminal, Complete):
+                outcome.receipt = terminal.receipt
+            elif isinstance(terminal, Failed):
+                outcome.failure = error(terminal.code, terminal.message)
+        self._finish(outcome)
+
+    async def aclose(self, failure: Exception | None = None) -> None:
+        """End the stream; a running runtime call is cancelled (``failure``: why, if it raised).
+
+        A native async runtime's iterator is closed at once. A runtime on a worker thread has
+        its token set and is awaited for up to :data:`CANCEL_GRACE_S`; if this task is
+        cancelled meanwhile, or the runtime does not stop in time, it is left to finish on
+        its worker and the envelope records the cancellation.
+        """
+        self._delivered_terminal = True  # a closed stream yields nothing more
+        if self._envelope is not None:
+            return
+        guard = self._guard
+        if guard is None:
+            self._never_started()
+            return
+        if failure is not None:
+            guard.consumer_failed(failure)
+        guard.cancel.own.set()
+        if self._channel is not None and self._future is not None:
+            self._channel.close()
+            await self._await_worker(self._future)
+            return
+        if self._terminal is not None:
+            await self._after_terminal(self._terminal)
+            return
+        if self._events is not None:
+            await _close_quietly(self._events)
+        self._finish(_Outcome(failure=_cancelled()))
+
+    async def _await_worker(self, future: Future[_Outcome]) -> None:
+        outcome = _Outcome(failure=_cancelled())
+        try:
+            done, _ = await asyncio.wait({asyncio.wrap_future(future)}, timeout=CANCEL_GRACE_S)
+            if done:
+                outcome = future.result()
+        finally:
+            self._finish(outcome)
+
+
+class _TokenCancelledError(Exception):
+    """The caller's cancel token fired while a native async runtime was waiting."""
+
+
+def _ended_without_terminal() -> Diagnostic:
+    return error(
+        "TQX_RUNTIME_INVALID_RESPONSE",
+        "runtime stream broke the event grammar: it ended without a Complete or Failed event",
+        "/stream_events",
+    )
+
+
+async def _next_event(events: AsyncIterator[StreamEvent]) -> StreamEvent:
+    return await anext(events)
+
+
+async def _close_quietly(events: AsyncIterator[StreamEvent]) -> None:
+    close = getattr(events, "aclose", None)
+    if close is None:
+        return
+    try:
+        await close()
+    except Exception:  # an adapter failing to clean up must not hide the outcome
+        return
+
+
+async def aexecute(
+    prepare: Prepare,
+    pool: WorkerPool,
+    limits: StreamLimits,
+    *,
+    stream: bool,
+    sink: StreamSink | None,
+    cancel: CancelToken | None,
+) -> OperationEnvelope:
+    """The awaitable ``execute_contract``: the same envelope, without blocking the loop.
+
+    Streamed, it drives an :class:`AsyncContractStream` and hands each event to ``sink`` (on
+    the event loop's thread); a sink that raises cancels the call. Not streamed, it awaits the
+    runtime's ``aexecute`` when it has one, else runs ``execute`` on a worker.
+    """
+    if stream:
+        run = AsyncContractStream(prepare, pool, limits, cancel)
+        await run.open()
+        try:
+            async for event in run:
+                if sink is not None:
+                    sink(event)
+        except Exception as exc:  # the caller's sink: it cancels the call, not the service
+            await run.aclose(exc)
+        finally:
+            await run.aclose()
+        return run.envelope
+    prepared = await pool.run(prepare)
+    if isinstance(prepared, OperationEnvelope):
+        return prepared
+    if cancel is not None and cancel.is_set():
+        return cancelled_before(prepared, stream=False)
+    runtime = prepared.runtime
+    if isinstance(runtime, AsyncRuntimeAdapter):
+        with usage_meter() as meter:  # this task's context: the runtime reports usage here
+            try:
+                receipt = await runtime.aexecute(prepared.request)
+            except Exception as exc:
+                failure = runtime_failure(prepared, exc)
+                return conclude(prepared, failure=failure, usage=meter.usage)
+        return conclude(prepared, receipt=receipt, usage=meter.usage)
+    outcome = await pool.run(
+        lambda: _call_outcome(prepared, lambda: runtime.execute(prepared.request))
+    )
+    return conclude(prepared, receipt=outcome.receipt, failure=outcome.failure, usage=outcome.usage)

@@ -1,0 +1,155 @@
+"""The service's worker threads, and the hand-off of events from a worker to its consumer.
+
+The async API must never block the event loop, yet most of the service is synchronous: loading
+and compiling read files, and a runtime without the async twin
+(:class:`~templiqx_ports.AsyncRuntimeAdapter`) blocks on its socket. That work runs on a
+:class:`WorkerPool` the service owns: a :class:`~concurrent.futures.ThreadPoolExecutor` with a
+fixed upper bound (:data:`DEFAULT_WORKER_THREADS`), threads named ``templiqx-worker-N``, started
+only when needed and shut down with the service (never the event loop's default executor, whose
+small size would make concurrent streams queue behind each other).
+
+:class:`EventChannel` carries the events of a runtime running on a worker to the one consumer
+reading them — a thread (``get``) or an event loop (``aget``). It is bounded: a producer that
+gets ahead of its consumer by :data:`CHANNEL_CAPACITY` events waits, so a slow consumer slows
+the runtime instead of filling memory. Closing the channel from the consumer's side makes every
+later ``put`` return at once, so a runtime is never left waiting for a consumer that has gone.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections import deque
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Generic, TypeVar
+
+__all__ = ["CHANNEL_CAPACITY", "DEFAULT_WORKER_THREADS", "END", "End", "EventChannel", "WorkerPool"]
+
+T = TypeVar("T")
+
+DEFAULT_WORKER_THREADS = 64
+"""Upper bound of a service's worker threads: 64 blocking calls run at once, more wait."""
+
+CHANNEL_CAPACITY = 256
+"""Events a producer may run ahead of its consumer."""
+
+
+class WorkerPool:
+    """A lazily started, bounded pool of named worker threads (one per service)."""
+
+    def __init__(self, max_threads: int = DEFAULT_WORKER_THREADS) -> None:
+        if max_threads < 1:
+            raise ValueError("a worker pool needs at least one thread")
+        self.max_threads = max_threads
+        self._lock = threading.Lock()
+        self._executor: ThreadPoolExecutor | None = None
+
+    def submit(self, work: Callable[[], T]) -> Future[T]:
+        """Run ``work()`` on a worker thread."""
+        with self._lock:
+            if self._executor is None:
+                self._executor = ThreadPoolExecutor(
+                    max_workers=self.max_threads, thread_name_prefix="templiqx-worker"
+                )
+            executor = self._executor
+        return executor.submit(work)
+
+    async def run(self, work: Callable[[], T]) -> T:
+        """Await ``work()`` run on a worker thread; the loop keeps running meanwhile.
+
+        A cancellation of the awaiting task does not stop ``work`` (a thread cannot be
+        interrupted); callers that need the work to stop pass it a cancel token as well.
+        """
+        return await asyncio.wrap_future(self.submit(work))
+
+    def shutdown(self) -> None:
+        """Stop accepting work and let the running calls finish (idempotent)."""
+        with self._lock:
+            executor, self._executor = self._executor, None
+        if executor is not None:
+            executor.shutdown(wait=False, cancel_futures=True)
+
+
+class End:
+    """Marks the end of a channel's items (the one instance is :data:`END`)."""
+
+
+END = End()
+
+
+class EventChannel(Generic[T]):
+    """A bounded hand-off from one producer thread to one consumer (thread or event loop)."""
+
+    def __init__(self, capacity: int = CHANNEL_CAPACITY) -> None:
+        self._capacity = capacity
+        self._items: deque[T | End] = deque()
+        self._cond = threading.Condition()
+        self._closed = False
+        self._waiter: tuple[asyncio.AbstractEventLoop, asyncio.Future[None]] | None = None
+
+    # --- producer side ---------------------------------------------------------------------
+
+    def put(self, item: T) -> bool:
+        """Hand ``item`` over, waiting while the channel is full; ``False`` once it is closed."""
+        with self._cond:
+            while len(self._items) >= self._capacity and not self._closed:
+                self._cond.wait()
+            if self._closed:
+                return False
+            self._items.append(item)
+            self._wake()
+        return True
+
+    def offer(self, item: T) -> None:
+        """:meth:`put` as a stream sink (an item offered after closing is dropped)."""
+        self.put(item)
+
+    def finish(self) -> None:
+        """No more items will come."""
+        with self._cond:
+            self._items.append(END)
+            self._wake()
+
+    def _wake(self) -> None:
+        self._cond.notify_all()
+        waiter, self._waiter = self._waiter, None
+        if waiter is not None:
+            loop, future = waiter
+            loop.call_soon_threadsafe(_resolve, future)
+
+    # --- consumer side ---------------------------------------------------------------------
+
+    def close(self) -> None:
+        """The consumer has gone: drop what is queued and refuse everything after."""
+        with self._cond:
+            self._closed = True
+            self._items.clear()
+            self._cond.notify_all()
+
+    def get(self, timeout: float | None = None) -> T | End | None:
+        """The next item (:data:`END` after the last), waiting; ``None`` on timeout."""
+        with self._cond:
+            if not self._items and not self._cond.wait_for(lambda: bool(self._items), timeout):
+                return None
+            item = self._items.popleft()
+            self._cond.notify_all()
+            return item
+
+    async def aget(self) -> T | End:
+        """The next item (:data:`END` after the last), awaiting it on the running loop."""
+        loop = asyncio.get_running_loop()
+        while True:
+            with self._cond:
+                if self._items:
+                    item = self._items.popleft()
+                    self._cond.notify_all()
+                    return item
+                future: asyncio.Future[None] = loop.create_future()
+                self._waiter = (loop, future)
+            await future
+
+
+def _resolve(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)

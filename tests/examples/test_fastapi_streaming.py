@@ -1,0 +1,161 @@
+"""examples/fastapi-streaming: served by uvicorn on 127.0.0.1, streamed with an HTTP client.
+
+The app is started on an ephemeral port in a thread and stopped at the end of each test. A
+client reads the SSE events as they arrive; a client that disconnects mid-stream must make the
+runtime stop (its async iterator is closed) within a second.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import http.client
+import importlib.util
+import json
+import socket
+import threading
+import time
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import uvicorn
+
+from templiqx_application import TempliqxService
+from templiqx_contracts import (
+    AdapterDescriptor,
+    Delta,
+    ExecutionReceipt,
+    ExecutionRequest,
+    StreamEvent,
+)
+from templiqx_local import compose
+from templiqx_mock import runtime_from_path
+from templiqx_ports import AsyncRuntimeAdapter, CancelToken, RuntimeAdapter
+
+REPO = Path(__file__).resolve().parents[2]
+PACKAGES = REPO / "fixtures" / "packages"
+SCENARIO = PACKAGES / "welcome" / "scenarios" / "stream-vip"
+REQUEST = (SCENARIO / "request.json").read_bytes()
+
+
+def _example() -> Any:
+    spec = importlib.util.spec_from_file_location(
+        "fastapi_streaming_example", REPO / "examples" / "fastapi-streaming" / "app.py"
+    )
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@contextlib.contextmanager
+def _serving(service: TempliqxService) -> Iterator[int]:
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = int(sock.getsockname()[1])
+    config = uvicorn.Config(_example().create_app(service), log_level="warning")
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started:
+        assert time.monotonic() < deadline, "uvicorn did not start"
+        time.sleep(0.01)
+    try:
+        yield port
+    finally:
+        server.should_exit = True
+        thread.join(10)
+        sock.close()
+
+
+def _post(port: int, body: bytes) -> http.client.HTTPResponse:
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    connection.request("POST", "/summary", body, {"Content-Type": "application/json"})
+    return connection.getresponse()
+
+
+def _sse(response: http.client.HTTPResponse) -> Iterator[tuple[str, dict[str, Any], float]]:
+    name = ""
+    while True:
+        line = response.readline()
+        if not line:
+            return
+        text = line.decode("utf-8").rstrip("\n")
+        if text.startswith("event: "):
+            name = text[len("event: ") :]
+        elif text.startswith("data: "):
+            yield name, json.loads(text[len("data: ") :]), time.monotonic()
+
+
+def test_the_example_streams_the_contract_as_sse_as_it_is_generated() -> None:
+    pace_ms = 30
+    service = compose(
+        str(PACKAGES), runtime=runtime_from_path(SCENARIO / "manifest.json", pace_ms=pace_ms)
+    )
+    with _serving(service) as port:
+        response = _post(port, REQUEST)
+        assert response.status == 200
+        assert response.getheader("content-type", "").startswith("text/event-stream")
+        events = list(_sse(response))
+    names = [name for name, _, _ in events]
+    assert names[-1] == "Complete"
+    assert set(names[:-1]) == {"Delta"}
+    arrivals = [at for _, _, at in events[:-1]]
+    assert arrivals[-1] - arrivals[0] >= (len(arrivals) - 1) * pace_ms / 1000 * 0.8, "live"
+    text = "".join(data["text"] for name, data, _ in events if name == "Delta")
+    assert json.loads(text) == events[-1][1]["output"]
+
+
+def test_a_refused_request_is_a_422_before_any_model_call() -> None:
+    runtime = runtime_from_path(SCENARIO / "manifest.json")
+    with _serving(compose(str(PACKAGES), runtime=runtime)) as port:
+        response = _post(port, json.dumps({"inputs": {}}).encode())
+        envelope = json.loads(response.read())
+    assert response.status == 422
+    assert envelope["ok"] is False
+    assert runtime.stats().attempts == 0
+
+
+class _Endless(RuntimeAdapter, AsyncRuntimeAdapter):
+    """Streams deltas until it is closed, and records when that happened."""
+
+    def __init__(self) -> None:
+        self.closed = threading.Event()
+
+    def descriptor(self) -> AdapterDescriptor:
+        return AdapterDescriptor(id="endless", version="1", capabilities=["structured_output"])
+
+    def execute(self, request: ExecutionRequest) -> ExecutionReceipt:
+        raise AssertionError("only streamed")
+
+    async def aexecute(self, request: ExecutionRequest) -> ExecutionReceipt:
+        raise AssertionError("only streamed")
+
+    async def aexecute_streaming(
+        self, request: ExecutionRequest, *, cancel: CancelToken | None = None
+    ) -> AsyncIterator[StreamEvent]:
+        try:
+            while True:
+                yield Delta(text=".")
+                await asyncio.sleep(0.01)
+        finally:
+            self.closed.set()
+
+
+@pytest.mark.parametrize("delay", [0.0, 0.2])
+def test_a_browser_that_leaves_cancels_the_runtime(delay: float) -> None:
+    runtime = _Endless()
+    with _serving(compose(str(PACKAGES), runtime=runtime)) as port:
+        response = _post(port, REQUEST)
+        assert response.status == 200
+        for received, (name, _, _) in enumerate(_sse(response), 1):
+            assert name == "Delta"
+            if received == 5:
+                break
+        time.sleep(delay)
+        response.close()  # the browser goes away
+        assert runtime.closed.wait(1.0), "the runtime was not cancelled on disconnect"
