@@ -25,7 +25,13 @@ from templiqx_application.context import ServiceContext, envelope
 from templiqx_application.diagnostics import error
 from templiqx_application.fake_runtime import DeterministicFakeRuntime
 from templiqx_application.loading import ContractLoader
-from templiqx_contracts import AdapterDescriptor, OperationEnvelope, RenderRequest
+from templiqx_contracts import (
+    QUOTE_LIMIT,
+    AdapterDescriptor,
+    OperationEnvelope,
+    RenderRequest,
+    quote_input,
+)
 from templiqx_ports import ArtifactWorkspace, CancelToken, PackageStore, RuntimeAdapter, StreamSink
 
 __all__ = ["TempliqxService"]
@@ -156,9 +162,8 @@ class TempliqxService:
         # Never str() an arbitrary object: a deeply nested one raises RecursionError, a
         # huge one would be echoed whole. Non-strings are named by type, long names cut.
         if isinstance(name, str):
-            label = name
-            shown = name if len(name) <= 120 else name[:120] + "..."
-            message = f"unknown operation '{shown}'"
+            label = name if len(name) <= QUOTE_LIMIT else ""
+            message = f"unknown operation {quote_input(name)}"
         else:
             label = ""
             message = f"an operation name is a string, not {type(name).__name__}"

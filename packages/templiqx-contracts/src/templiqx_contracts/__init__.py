@@ -79,7 +79,13 @@ from templiqx_contracts.package import (
     PackageTrustReport,
     ToolContractRef,
 )
-from templiqx_contracts.quoting import QUOTE_LIMIT, quote_input
+from templiqx_contracts.quoting import (
+    DIAGNOSTIC_TEXT_LIMIT,
+    QUOTE_LIMIT,
+    bound_text,
+    elide,
+    quote_input,
+)
 from templiqx_contracts.runtime import (
     COMPILER_ID,
     AdapterDescriptor,
@@ -103,6 +109,7 @@ __all__ = [
     "CHECKED_FORMATS",
     "COMPILER_ID",
     "FILTER_NAMES",
+    "DIAGNOSTIC_TEXT_LIMIT",
     "QUOTE_LIMIT",
     "ROLES",
     "SIGNATURE_ALGORITHM",
@@ -179,5 +186,7 @@ __all__ = [
     "has_errors",
     "is_date",
     "is_date_time",
+    "bound_text",
+    "elide",
     "quote_input",
 ]

@@ -39,6 +39,7 @@ from templiqx_contracts import (
     PackageSignature,
     fingerprint,
     fingerprint_bytes,
+    quote_input,
 )
 from templiqx_core.limits import MAX_DOCUMENT_BYTES
 from templiqx_local.atomic import TEMP_PREFIX, commit, discard, is_temp_name, prepare, write_atomic
@@ -69,7 +70,6 @@ from templiqx_local.paths import (
     check_segment,
     is_reserved_name,
     is_segment,
-    show,
 )
 from templiqx_ports import (
     ConflictError,
@@ -110,7 +110,7 @@ def canonical_root(root: str | os.PathLike[str], what: str = "root") -> Path:
     saying so (not the operating system's "File exists").
     """
     path = Path(root)
-    shown = show(str(path))
+    shown = quote_input(str(path))
     try:
         path.mkdir(parents=True, exist_ok=True)
         canonical = path.resolve(strict=True)
@@ -119,7 +119,7 @@ def canonical_root(root: str | os.PathLike[str], what: str = "root") -> Path:
         if blocker is None or blocker == path:
             problem = f"{what} {shown} is a file, not a directory"
         else:
-            problem = f"{what} {shown} cannot be created: {show(str(blocker))} is a file"
+            problem = f"{what} {shown} cannot be created: {quote_input(str(blocker))} is a file"
         raise InvalidPathError(f"{problem}; name a folder (created when missing)") from exc
     except OSError as exc:
         raise port_error(exc, str(path)) from exc
@@ -265,7 +265,7 @@ class FilesystemPackageStore(PackageStore):
                     continue  # not a package (e.g. .git)
                 if not is_segment(name):
                     raise InvalidPathError(
-                        f"folder {show(name)} under the root holds a {MANIFEST_FILE} but is "
+                        f"folder {quote_input(name)} under the root holds a {MANIFEST_FILE} but is "
                         "not a valid package name (ASCII letters, digits, '.', '_', '-'); "
                         "rename the folder"
                     )

@@ -25,7 +25,7 @@ from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
 from types import TracebackType
 
-from templiqx_contracts import WorkspaceArtifact, fingerprint_bytes
+from templiqx_contracts import WorkspaceArtifact, fingerprint_bytes, quote_input
 from templiqx_local.confined import (
     DirHandle,
     check_regular,
@@ -44,7 +44,6 @@ from templiqx_local.paths import (
     check_package_name,
     check_relative_path,
     is_relative_path,
-    show,
 )
 from templiqx_local.store import canonical_root
 from templiqx_ports import (
@@ -104,23 +103,25 @@ def _override_parts(workspace: str) -> tuple[str, ...]:
     if not isinstance(workspace, str) or workspace == "":
         raise InvalidPathError("workspace must be a non-empty absolute path")
     if "\x00" in workspace:
-        raise InvalidPathError(f"workspace {show(workspace)} must not contain NUL")
+        raise InvalidPathError(f"workspace {quote_input(workspace)} must not contain NUL")
     if not workspace.startswith("/"):
-        raise InvalidPathError(f"workspace {show(workspace)} must be an absolute path")
+        raise InvalidPathError(f"workspace {quote_input(workspace)} must be an absolute path")
     try:
         too_long = len(workspace.encode("utf-8")) > MAX_PATH_BYTES
     except UnicodeEncodeError:
-        raise InvalidPathError(f"workspace {show(workspace)} is not valid Unicode") from None
+        raise InvalidPathError(f"workspace {quote_input(workspace)} is not valid Unicode") from None
     if too_long:
-        raise InvalidPathError(f"workspace {show(workspace)} is longer than {MAX_PATH_BYTES} bytes")
+        raise InvalidPathError(
+            f"workspace {quote_input(workspace)} is longer than {MAX_PATH_BYTES} bytes"
+        )
     parts = tuple(part for part in workspace.split("/") if part)
     for part in parts:
         if part in (".", ".."):
             raise InvalidPathError(
-                f"workspace {show(workspace)} must not contain '.' or '..' components"
+                f"workspace {quote_input(workspace)} must not contain '.' or '..' components"
             )
         if len(part.encode("utf-8")) > MAX_COMPONENT_BYTES:
-            raise InvalidPathError(f"workspace {show(workspace)} has an over-long component")
+            raise InvalidPathError(f"workspace {quote_input(workspace)} has an over-long component")
     return parts
 
 
@@ -142,7 +143,7 @@ class FilesystemArtifactWorkspace(ArtifactWorkspace):
         for entry in [self._root] if override_roots is None else override_roots:
             given = Path(entry)
             if not given.is_absolute():
-                raise InvalidPathError(f"override root {show(str(given))} must be absolute")
+                raise InvalidPathError(f"override root {quote_input(str(given))} must be absolute")
             parts = _override_parts(str(given))
             canonical = _override_parts(str(given.resolve()))
             allowed.append((parts, canonical))
@@ -175,8 +176,8 @@ class FilesystemArtifactWorkspace(ArtifactWorkspace):
                         return open_dirs(start, parts[len(base) :], display=workspace, create=True)
         allowed = ", ".join(str(path) for path in self.override_roots)
         raise InvalidPathError(
-            f"workspace {show(workspace)} is outside the allowed workspace roots ({allowed}); "
-            "choose a folder inside one of them"
+            f"workspace {quote_input(workspace)} is outside the allowed workspace roots "
+            f"({allowed}); choose a folder inside one of them"
         )
 
     def resolve_workspace(self, workspace: str | None = None) -> Path:
