@@ -40,6 +40,7 @@ def test_a_missing_package_names_the_root_as_given(
         "hint: no package folder 'welcome' in the packages root '.' (the default; no --root "
         "given); pass --root DIR naming the folder that holds the package folders"
     )
+    Path("pkgs").mkdir()
     code, err = _run(["--root", "pkgs", "diff", "welcome", "a", "other", "b"], capsys)
     assert code == 2
     assert err.splitlines()[-1].startswith(

@@ -7,11 +7,14 @@ Layout::
     <root>/<package>/contracts/<id>.yaml      contract sources
     <root>/<package>/...                      components, evals, templates, translations, ...
     <root>/.templiqx-package-locks/<package>.lock   advisory lock files (kept forever)
+    <root>/.templiqx-package-locks/.gitignore       ``*``: the lock folder is never versioned
 
-Every path is reached by a symlink-refusing walk from the root (:mod:`templiqx_local.confined`);
-every mutation holds the package's exclusive ``flock`` and replaces files atomically
-(:mod:`templiqx_local.atomic`). Reads take no lock: each file is replaced atomically, so a
-reader sees either the old or the new bytes.
+The root must exist: the store never creates it (unless asked to), and a read never writes
+anything. Every path is reached by a symlink-refusing walk from the root
+(:mod:`templiqx_local.confined`); every mutation holds the package's exclusive ``flock``
+(created by the first write, waited for at most ``lock_timeout`` seconds) and replaces files
+atomically (:mod:`templiqx_local.atomic`). Reads take no lock: each file is replaced
+atomically, so a reader sees either the old or the new bytes.
 
 Messages name files relative to the root (``welcome/contracts/greeting.yaml``), never by host
 path. YAML documents — manifests, locks, contract sources and any ``*.yaml``/``*.yml`` artifact —
@@ -62,7 +65,7 @@ from templiqx_local.identity import (
     inventory_paths,
     tracked_paths,
 )
-from templiqx_local.locking import acquire_lock
+from templiqx_local.locking import DEFAULT_LOCK_TIMEOUT, acquire_lock
 from templiqx_local.manifest_yaml import dump_manifest, load_lock, load_manifest
 from templiqx_local.paths import (
     check_package_name,
@@ -102,31 +105,45 @@ def _file_in_the_way(path: Path) -> Path | None:
     return None
 
 
-def canonical_root(root: str | os.PathLike[str], what: str = "root") -> Path:
-    """Create ``root`` if missing and return its canonical absolute path.
+def canonical_root(
+    root: str | os.PathLike[str], what: str = "root", *, create: bool = True
+) -> Path:
+    """The canonical absolute path of the folder ``root``, created when missing if ``create``.
 
-    ``what`` names the folder in messages (``packages root``, ``workspace root``). A regular
-    file at ``root``, or where one of its parent folders should be, is ``InvalidPathError``
-    saying so (not the operating system's "File exists").
+    ``what`` names the folder in messages (``packages root``, ``workspace root``). A missing
+    folder that is not to be created, a regular file at ``root`` and a file where one of its
+    parent folders should be are each ``InvalidPathError`` saying so (not the operating
+    system's "File exists").
     """
     path = Path(root)
     shown = quote_input(str(path))
+    fix = "name a folder (created when missing)" if create else "name an existing folder"
     try:
-        path.mkdir(parents=True, exist_ok=True)
+        if create:
+            path.mkdir(parents=True, exist_ok=True)
         canonical = path.resolve(strict=True)
     except (FileExistsError, NotADirectoryError) as exc:
         blocker = _file_in_the_way(path)
         if blocker is None or blocker == path:
             problem = f"{what} {shown} is a file, not a directory"
         else:
-            problem = f"{what} {shown} cannot be created: {quote_input(str(blocker))} is a file"
-        raise InvalidPathError(f"{problem}; name a folder (created when missing)") from exc
+            verb = "cannot be created" if create else "does not exist"
+            problem = f"{what} {shown} {verb}: {quote_input(str(blocker))} is a file"
+        raise InvalidPathError(f"{problem}; {fix}") from exc
+    except FileNotFoundError as exc:
+        if create:
+            raise port_error(exc, str(path)) from exc
+        raise InvalidPathError(
+            f"{what} {shown} does not exist",
+            help=f"Name the existing folder that is the {what}, or create it first: "
+            "it is never created for you.",
+        ) from exc
     except OSError as exc:
         raise port_error(exc, str(path)) from exc
     except (ValueError, RuntimeError) as exc:  # NUL in the path, symlink loops
         raise InvalidPathError(f"{what} {shown} is not usable: {exc}") from exc
     if not canonical.is_dir():
-        raise InvalidPathError(f"{what} {shown} is not a directory")
+        raise InvalidPathError(f"{what} {shown} is a file, not a directory; {fix}")
     return canonical
 
 
@@ -181,10 +198,22 @@ def _conflict(expected: str, actual: str) -> ConflictError:
 
 
 class FilesystemPackageStore(PackageStore):
-    """The package store over a folder of packages (created if missing)."""
+    """The package store over an existing folder of packages.
 
-    def __init__(self, root: str | os.PathLike[str]) -> None:
-        self._root = canonical_root(root, "packages root")
+    A missing ``root`` is ``InvalidPathError`` (``TQX_PATH_INVALID``) unless ``create`` is
+    set. ``lock_timeout`` is how many seconds a write waits for another writer of the same
+    package before it gives up with ``TQX_BUSY``.
+    """
+
+    def __init__(
+        self,
+        root: str | os.PathLike[str],
+        *,
+        create: bool = False,
+        lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
+    ) -> None:
+        self._root = canonical_root(root, "packages root", create=create)
+        self._lock_timeout = lock_timeout
 
     @property
     def root(self) -> Path:
@@ -234,7 +263,9 @@ class FilesystemPackageStore(PackageStore):
             if lstat_entry(root, package, display=package) is None:
                 raise _missing_package(package)
             with (
-                acquire_lock(root, PACKAGE_LOCKS_DIR, package, exclusive=True),
+                acquire_lock(
+                    root, PACKAGE_LOCKS_DIR, package, exclusive=True, timeout=self._lock_timeout
+                ),
                 self._package_dir(root, package) as pkg,
             ):
                 yield root, pkg
@@ -328,7 +359,7 @@ class FilesystemPackageStore(PackageStore):
         manifest_bytes = dump_manifest(PackageManifest.new(name, version)).encode("utf-8")
         with (
             self._open_root() as root,
-            acquire_lock(root, PACKAGE_LOCKS_DIR, name, exclusive=True),
+            acquire_lock(root, PACKAGE_LOCKS_DIR, name, exclusive=True, timeout=self._lock_timeout),
         ):
             info = lstat_entry(root, name, display=name)
             if info is not None:

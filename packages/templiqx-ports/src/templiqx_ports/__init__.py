@@ -7,6 +7,7 @@ grammar check :func:`validate_event_order`.
 
 from templiqx_ports.errors import (
     RETRYABLE_CODES,
+    BusyError,
     ConflictError,
     InvalidDataError,
     InvalidPathError,
@@ -33,6 +34,7 @@ __version__ = "0.2.0"
 __all__ = [
     "RETRYABLE_CODES",
     "ArtifactWorkspace",
+    "BusyError",
     "CancelToken",
     "ConflictError",
     "ContractGuard",
