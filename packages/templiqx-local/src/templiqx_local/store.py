@@ -66,6 +66,7 @@ from templiqx_local.identity import (
     tracked_paths,
 )
 from templiqx_local.locking import DEFAULT_LOCK_TIMEOUT, acquire_lock
+from templiqx_local.manifest_edit import edit_manifest
 from templiqx_local.manifest_yaml import dump_manifest, load_lock, load_manifest
 from templiqx_local.paths import (
     check_package_name,
@@ -193,6 +194,25 @@ def _missing_package(package: str) -> NotFoundError:
     )
 
 
+def _with_item(listed: list[str], item: str) -> list[str]:
+    """``listed`` with ``item`` added: in sort order when the list is sorted, else last."""
+    if listed == sorted(listed):
+        return sorted([*listed, item])
+    return [*listed, item]
+
+
+def _manifest_bytes(stored: tuple[PackageManifest, bytes], updated: PackageManifest) -> bytes:
+    """The new manifest file: the stored text with only the changed entries edited, or, when
+    that text cannot be edited in place, the whole manifest written anew."""
+    before, data = stored
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        text = None
+    edited = None if text is None else edit_manifest(text, before, updated)
+    return (edited if edited is not None else dump_manifest(updated)).encode("utf-8")
+
+
 def _conflict(expected: str, actual: str) -> ConflictError:
     return ConflictError(f"expected {expected}, found {actual}")
 
@@ -270,15 +290,22 @@ class FilesystemPackageStore(PackageStore):
             ):
                 yield root, pkg
 
-    def _manifest_cas(self, pkg: DirHandle, expected: str) -> PackageManifest:
-        manifest = self._read_manifest(pkg)
+    def _stored_manifest(self, pkg: DirHandle) -> tuple[PackageManifest, bytes]:
+        """The manifest and the bytes it was read from."""
+        data = self._read_manifest_bytes(pkg)
+        return load_manifest(data, child_label(pkg.label, MANIFEST_FILE)), data
+
+    def _manifest_cas(self, pkg: DirHandle, expected: str) -> tuple[PackageManifest, bytes]:
+        manifest, data = self._stored_manifest(pkg)
         actual = fingerprint(manifest)
         if actual != expected:
             raise _conflict(expected, actual)
-        return manifest
+        return manifest, data
 
-    def _write_manifest(self, pkg: DirHandle, manifest: PackageManifest) -> None:
-        write_atomic(pkg, MANIFEST_FILE, dump_manifest(manifest).encode("utf-8"))
+    def _write_manifest(
+        self, pkg: DirHandle, stored: tuple[PackageManifest, bytes], updated: PackageManifest
+    ) -> None:
+        write_atomic(pkg, MANIFEST_FILE, _manifest_bytes(stored, updated))
 
     def _entries(self, root: DirHandle) -> list[tuple[str, PackageManifest]]:
         """(directory name, manifest) for every package under the root, in name order."""
@@ -393,14 +420,15 @@ class FilesystemPackageStore(PackageStore):
         expected_fingerprint: str,
     ) -> PackageManifest:
         with self._mutation(package) as (_, pkg):
-            manifest = self._manifest_cas(pkg, expected_fingerprint)
+            stored = self._manifest_cas(pkg, expected_fingerprint)
+            manifest = stored[0]
             updated = msgspec.structs.replace(
                 manifest,
                 version=manifest.version if version is None else version,
                 description=manifest.description if description is None else description,
                 signatures=[],
             )
-            self._write_manifest(pkg, updated)
+            self._write_manifest(pkg, stored, updated)
             return updated
 
     def delete_package(self, package: str, expected_fingerprint: str) -> str:
@@ -410,7 +438,7 @@ class FilesystemPackageStore(PackageStore):
         (code point) order. Stray temporary files of interrupted writes are not content.
         """
         with self._mutation(package) as (root, pkg):
-            manifest = self._manifest_cas(pkg, expected_fingerprint)
+            manifest, _ = self._manifest_cas(pkg, expected_fingerprint)
             self._refuse_dependents(root, package)
             untracked = self._untracked_files(pkg, tracked_paths(manifest))
             if untracked:
@@ -476,7 +504,8 @@ class FilesystemPackageStore(PackageStore):
         identity_fingerprint: str,
     ) -> PackageManifest:
         with self._mutation(package) as (_, pkg):
-            manifest = self._manifest_cas(pkg, expected_fingerprint)
+            stored = self._manifest_cas(pkg, expected_fingerprint)
+            manifest = stored[0]
             actual = fingerprint(self._identity(pkg, manifest))
             if actual != identity_fingerprint:
                 raise ConflictError(
@@ -487,7 +516,7 @@ class FilesystemPackageStore(PackageStore):
             signatures.append(signature)
             signatures.sort(key=lambda s: (s.key_id, s.algorithm))
             updated = msgspec.structs.replace(manifest, signatures=signatures)
-            self._write_manifest(pkg, updated)
+            self._write_manifest(pkg, stored, updated)
             return updated
 
     # ---------------------------------------------------------------- contracts
@@ -499,9 +528,11 @@ class FilesystemPackageStore(PackageStore):
 
         Under the package lock: read the current source (``None`` if absent), call
         ``guard(current)`` (it raises to refuse), then replace the contract atomically, add the
-        id to ``contracts`` (sorted, de-duplicated) and clear the signatures. The contract is
-        committed before the manifest; if the manifest cannot be committed, the previous
-        contract bytes are put back (or the new file removed).
+        id to ``contracts`` if it is not listed (where the sort order puts it when the list is
+        sorted, else last) and clear the signatures; the manifest's other lines are kept
+        (:func:`~templiqx_local.manifest_edit.edit_manifest`). The contract is committed before
+        the manifest; if the manifest cannot be committed, the previous contract bytes are put
+        back (or the new file removed).
         """
         check_package_name(package)
         check_segment(contract, "contract id")
@@ -515,16 +546,17 @@ class FilesystemPackageStore(PackageStore):
             with open_child_dir(pkg, CONTRACTS_DIR, display=label, create=True) as contracts:
                 previous = _read_optional_document(contracts, filename, label)
                 guard(None if previous is None else _utf8(previous, label))
-                manifest = self._read_manifest(pkg)
+                stored = self._stored_manifest(pkg)
+                manifest = stored[0]
                 updated = manifest
                 if contract not in manifest.contracts:
-                    listed = sorted({*manifest.contracts, contract})
+                    listed = _with_item(manifest.contracts, contract)
                     updated = msgspec.structs.replace(updated, contracts=listed)
                 if updated.signatures:
                     updated = msgspec.structs.replace(updated, signatures=[])
                 new_manifest = None
                 if updated is not manifest:
-                    new_manifest = dump_manifest(updated).encode("utf-8")
+                    new_manifest = _manifest_bytes(stored, updated)
                 contract_temp = prepare(contracts, filename, data)
                 manifest_temp = None
                 try:
@@ -569,8 +601,8 @@ class FilesystemPackageStore(PackageStore):
             with open_child_dir(pkg, CONTRACTS_DIR, display=label) as contracts:
                 current = _read_document(contracts, filename, label)
                 guard(_utf8(current, label))
-                previous_manifest = self._read_manifest_bytes(pkg)
-                manifest = load_manifest(previous_manifest, child_label(pkg.label, MANIFEST_FILE))
+                stored = self._stored_manifest(pkg)
+                manifest, previous_manifest = stored
                 listed = contract in manifest.contracts
                 if listed:
                     updated = msgspec.structs.replace(
@@ -578,7 +610,7 @@ class FilesystemPackageStore(PackageStore):
                         contracts=[c for c in manifest.contracts if c != contract],
                         signatures=[],
                     )
-                    self._write_manifest(pkg, updated)
+                    self._write_manifest(pkg, stored, updated)
                 try:
                     with os_errors(label):
                         os.unlink(filename, dir_fd=contracts.fd)
