@@ -1,4 +1,4 @@
-"""Where tool calls run: which operations stay on the event loop, and worker-thread cancellation."""
+"""Worker-thread calls and their cancellation (``templiqx_mcp.calls``)."""
 
 from __future__ import annotations
 
@@ -7,17 +7,7 @@ import time
 
 import anyio
 
-from templiqx_application import OPERATION_NAMES
 from templiqx_mcp.calls import run_on_worker
-from templiqx_mcp.tools import ON_THE_LOOP
-
-
-def test_the_operations_on_the_loop_only_read_contracts() -> None:
-    assert set(OPERATION_NAMES) >= ON_THE_LOOP
-    assert "execute_contract" not in ON_THE_LOOP, "it waits on a runtime and can be cancelled"
-    for name in ON_THE_LOOP:
-        assert not name.startswith(("put_", "delete_", "create_", "update_", "sign_", "run_"))
-        assert not name.endswith("_package"), f"{name} works over a whole package"
 
 
 def test_run_on_worker_returns_the_result_off_the_loop() -> None:

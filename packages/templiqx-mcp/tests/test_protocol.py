@@ -194,15 +194,12 @@ def test_usage(tmp_path: Path) -> None:
     helped = _start_and_wait(["--help"], tmp_path)
     assert helped.returncode == 0
     text = helped.stdout.decode()
-    assert text.startswith("usage: templiqx-mcp [ROOT [WORKSPACE]]\n\n")
+    assert text.startswith("usage: templiqx-mcp [-h] [-V] [--root DIR] [--workspace DIR]")
     assert "``" not in text, "plain text, not reStructuredText"
     for name in ("TEMPLIQX_PACKAGES_ROOT", "TEMPLIQX_WORKSPACE_ROOT", "TEMPLIQX_RUNTIME"):
         assert f"\n  {name} " in text
     config = text[text.index("{") : text.rindex("}") + 1]
     server = json.loads(config)["mcpServers"]["templiqx"]
     assert server["command"].endswith("/templiqx-mcp")
-    assert server["args"] == ["/path/to/packages"]
-    assert not (tmp_path / ".templiqx-workspace").exists(), "--help composes nothing"
-    extra = _start_and_wait(["a", "b", "c"], tmp_path)
-    assert extra.returncode == 2
-    assert b"too many arguments" in extra.stderr
+    assert server["args"] == ["--root", "/path/to/packages"]
+    assert list(tmp_path.iterdir()) == [], "--help composes nothing"

@@ -19,7 +19,8 @@ RESOURCE_NOT_FOUND = -32002
 
 SAFETY = (
     "Workspace writes are package-scoped: artifacts land under <workspace>/<package>/, and "
-    "absolute paths, traversal, backslashes and symlink escapes are rejected."
+    "absolute paths, traversal, backslashes and symlink escapes are rejected. The workspace "
+    "folder is created by the first artifact written there; reads never write."
 )
 
 
@@ -54,8 +55,13 @@ def instructions(service: TempliqxService, setting: ServerSetting) -> str:
         "execute_contract. execute_contract with stream: true and a progressToken sends every "
         "delta as notifications/progress while the model generates; cancelling the request "
         "cancels the runtime.",
-        "Evals: list_evals, then run_eval with one returned contract_id/fixture_id pair; "
-        "test_package runs them all.",
+        "Evals: list_evals, then run_eval with one returned contract_id/fixture_id pair and "
+        "its required_capabilities as capabilities; test_package runs them all.",
+        "Before compile_contract, render_contract or execute_contract, learn a contract's "
+        "inputs and context with explain_contract (names) or inspect_contract (types).",
+        "Each tool's annotations say whether it only reads (readOnlyHint), may replace or "
+        "remove data (destructiveHint) or reaches outside this machine (openWorldHint); "
+        "writes take the fingerprint named in their expected_fingerprint description.",
         "With no package yet, call create_package, then put_contract with YAML source.",
         "Problems with a package or contract come back as diagnostics in an ok:false envelope, "
         "not as errors; isError only marks arguments that do not match a tool's input schema.",
@@ -85,9 +91,10 @@ _PROMPTS = {
     ),
     "run-eval": (
         "List a package's evals, then run one.",
-        "Call list_evals for the package {package}. Pick one returned pair and call run_eval "
-        "with exactly that contract_id as contract and that fixture_id as fixture_id. Report "
-        "whether it passed and, if not, each diagnostic with its help line.",
+        "Call list_evals for the package {package}. Pick one returned case and call run_eval "
+        "with exactly its contract_id as contract, its fixture_id as fixture_id and its "
+        "required_capabilities as capabilities. Report whether it passed and, if not, each "
+        "diagnostic with its help line.",
     ),
 }
 
