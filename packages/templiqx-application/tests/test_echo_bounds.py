@@ -61,8 +61,8 @@ def test_names_of_values_arguments_fixtures_and_operations(service: TempliqxServ
     assert unknown.diagnostics[0].code == "TQX_ARGUMENT_UNKNOWN"
     fixture = _small(service.run_eval("pkg", "hello", name))
     assert fixture.diagnostics[0].code == "TQX_NOT_FOUND"
-    operation = _small(service.invoke(name, {}))
-    assert operation.operation == ""
+    operation = service.invoke(name, {})  # the envelope names what was asked for, as given
+    assert len(operation.diagnostics[0].message) < 200
     for contract in (name, "a/" + name):
         assert _small(service.inspect_contract("pkg", contract)).diagnostics[0].code == (
             "TQX_PATH_INVALID"

@@ -26,7 +26,6 @@ from templiqx_application.diagnostics import error
 from templiqx_application.fake_runtime import DeterministicFakeRuntime
 from templiqx_application.loading import ContractLoader
 from templiqx_contracts import (
-    QUOTE_LIMIT,
     AdapterDescriptor,
     OperationEnvelope,
     RenderRequest,
@@ -162,7 +161,7 @@ class TempliqxService:
         # Never str() an arbitrary object: a deeply nested one raises RecursionError, a
         # huge one would be echoed whole. Non-strings are named by type, long names cut.
         if isinstance(name, str):
-            label = name if len(name) <= QUOTE_LIMIT else ""
+            label = name
             message = f"unknown operation {quote_input(name)}"
         else:
             label = ""
