@@ -103,3 +103,16 @@ def reliability(session: nox.Session) -> None:
     full = os.environ.get("TEMPLIQX_RELIABILITY_FULL") == "1"
     session.log(f"reliability suites with {'full' if full else 'CI-sized'} counts")
     session.run("pytest", str(ROOT / "tests" / "reliability"), "-q", *session.posargs)
+
+
+@nox.session(name="mcp_inspector")
+def mcp_inspector(session: nox.Session) -> None:
+    """templiqx-mcp driven by the MCP Inspector CLI (issue #16); see docs/mcp.md.
+
+    Not in the default session list: it needs Node.js (``npx``) and fetches the Inspector from
+    the npm registry the first time. ``TEMPLIQX_INSPECTOR`` overrides the package spec
+    (default ``@modelcontextprotocol/inspector@2.12.0``).
+    """
+    if shutil.which("npx") is None:
+        session.error("npx (Node.js) is not installed: the Inspector session cannot run")
+    session.run("python", str(ROOT / "tests" / "inspector" / "inspector_check.py"))

@@ -16,9 +16,10 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from templiqx_mcp.cli import main
-    from templiqx_mcp.guidance import Guidance, ServerSetting, instructions
+    from templiqx_mcp.guidance import Guidance, instructions
     from templiqx_mcp.schemas import ENVELOPE_SCHEMA, input_schema, output_schema, parameter_schema
     from templiqx_mcp.server import build_server, serve_stdio, serve_until_interrupted
+    from templiqx_mcp.setting import ServerSetting
     from templiqx_mcp.tools import ToolSet, envelope_result, envelope_text
 
 __version__ = "0.2.0"
@@ -26,7 +27,7 @@ __version__ = "0.2.0"
 _WHERE = {
     "ENVELOPE_SCHEMA": "schemas",
     "Guidance": "guidance",
-    "ServerSetting": "guidance",
+    "ServerSetting": "setting",
     "ToolSet": "tools",
     "build_server": "server",
     "envelope_result": "tools",

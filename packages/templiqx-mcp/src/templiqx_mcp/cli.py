@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
-    from templiqx_mcp.guidance import ServerSetting
+    from templiqx_mcp.setting import ServerSetting
 
 __all__ = [
     "DEFAULT_RUNTIME",
@@ -133,7 +133,7 @@ def parser() -> argparse.ArgumentParser:
 def setting_from(args: argparse.Namespace, environ: Mapping[str, str]) -> ServerSetting:
     """Roots and runtime name from parsed arguments and the environment (``ValueError`` names
     a usage problem)."""
-    from templiqx_mcp.guidance import ServerSetting
+    from templiqx_mcp.setting import ServerSetting
 
     if args.root and args.root_argument:
         raise ValueError("give the packages root once: --root DIR or ROOT, not both")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from typing import Any
 
 import mcp.types as types
@@ -11,6 +10,7 @@ from mcp.server.context import ServerRequestContext
 from mcp.shared.exceptions import MCPError
 
 from templiqx_application import TempliqxService
+from templiqx_mcp.setting import ServerSetting
 from templiqx_mcp.tools import INVALID_PARAMS, envelope_text
 
 __all__ = ["RESOURCE_NOT_FOUND", "Guidance", "ServerSetting", "instructions"]
@@ -22,16 +22,6 @@ SAFETY = (
     "absolute paths, traversal, backslashes and symlink escapes are rejected. The workspace "
     "folder is created by the first artifact written there; reads never write."
 )
-
-
-@dataclass(frozen=True)
-class ServerSetting:
-    """Where the server works and what it runs on."""
-
-    packages_root: str
-    workspace_root: str
-    workspace_is_default: bool
-    runtime: str
 
 
 def _discovered(service: TempliqxService) -> str:

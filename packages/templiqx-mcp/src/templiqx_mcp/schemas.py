@@ -133,14 +133,34 @@ def input_schema(spec: OperationSpec, notes: dict[str, str] | None = None) -> di
     }
 
 
-def _lean(node: Any, *, top: bool = False) -> Any:
-    """A generated schema without titles, docstrings and OpenAPI's ``discriminator``."""
-    if isinstance(node, dict):
-        dropped = {"discriminator"} | ({"title", "description"} if top else set())
-        return {key: _lean(value) for key, value in node.items() if key not in dropped}
-    if isinstance(node, list):
-        return [_lean(item) for item in node]
-    return node
+_ANNOTATIONS = frozenset({"default", "description", "title", "examples"})
+_SCHEMA_MAPS = frozenset({"properties", "$defs"})
+_SCHEMA_LISTS = frozenset({"anyOf", "oneOf", "allOf", "prefixItems"})
+_SCHEMA_VALUES = frozenset({"items", "additionalProperties", "not"})
+
+
+def _lean(schema: Any, *, top: bool = False) -> Any:
+    """A generated schema without titles, docstrings and OpenAPI's ``discriminator``, and with
+    "any JSON value" spelled out (``{}`` becomes the ``anyOf`` of the JSON types, which
+    schema linters accept as a deliberate choice rather than a missing type)."""
+    if not isinstance(schema, dict):
+        return schema
+    if not set(schema) - _ANNOTATIONS:  # no validation keyword: any value
+        return {**schema, "anyOf": copy.deepcopy(_ANY_JSON)}
+    dropped = {"discriminator"} | ({"title", "description"} if top else set())
+    lean: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key in dropped:
+            continue
+        if key in _SCHEMA_MAPS and isinstance(value, dict):
+            lean[key] = {name: _lean(item) for name, item in value.items()}
+        elif key in _SCHEMA_LISTS and isinstance(value, list):
+            lean[key] = [_lean(item) for item in value]
+        elif key in _SCHEMA_VALUES and isinstance(value, dict):
+            lean[key] = _lean(value)
+        else:
+            lean[key] = value  # a keyword's value: default, enum, const, required, ...
+    return lean
 
 
 @functools.cache
