@@ -147,3 +147,32 @@ def test_the_reader_keeps_only_the_head_of_an_oversized_line() -> None:
     assert len(oversized.head) <= 4096
     assert oversized.request_id() == "abc", "the params' own id is not the request's"
     assert json.loads(after) == {"ok": 1}
+
+
+def test_a_cancelled_heavy_call_gets_no_answer_and_the_server_goes_on(
+    packages_root: Path, tmp_path: Path, raw_server: Any
+) -> None:
+    server = raw_server(["--root", str(packages_root)], tmp_path)
+    server.initialize()
+    source = _heavy_source(1_000_000)
+    server.call(1, "validate_contract", {"package": "welcome", "contract": "account-digest"})
+    server.answer(1)
+    server.call(2, "put_contract", {"package": "welcome", "contract": "heavy", "source": source})
+    time.sleep(0.2)
+    server.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 2}})
+    sent = time.monotonic()
+    server.send({"jsonrpc": "2.0", "id": 3, "method": "ping"})
+    assert server.answer(3, timeout=30)["result"] == {}
+    assert time.monotonic() - sent < 1
+    # The cancelled put finishes its time-bounded work on its thread; its answer is dropped.
+    server.call(4, "list_evals", {"package": "welcome"})
+    assert server.answer(4, timeout=120)["result"]["structuredContent"]["ok"] is True
+    deadline = time.monotonic() + 30
+    while (
+        time.monotonic() < deadline
+        and not (packages_root / "welcome" / "contracts" / "heavy.yaml").exists()
+    ):
+        time.sleep(0.1)
+    server.send({"jsonrpc": "2.0", "id": 5, "method": "ping"})
+    server.answer(5, timeout=60)
+    assert not server.answered(2), "a cancelled request gets no response"

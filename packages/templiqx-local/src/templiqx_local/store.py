@@ -188,7 +188,7 @@ def _missing_package(package: str) -> NotFoundError:
         help=(
             f"There is no package folder {package!r} under the packages root. Check the name "
             "(discover_packages lists the packages there), or use the packages root that "
-            "holds it: the CLI's --root DIR, templiqx-mcp's first argument or "
+            "holds it: the CLI's --root DIR, templiqx-mcp's --root DIR or "
             "TEMPLIQX_PACKAGES_ROOT, compose(root) in Python."
         ),
     )
