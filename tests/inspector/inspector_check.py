@@ -54,6 +54,13 @@ def answer(done: subprocess.CompletedProcess[str]) -> Any:
     return json.loads(done.stdout)
 
 
+def call_tool(root: Path, name: str, *arguments: str) -> Any:
+    """The Inspector's answer to ``tools/call`` of ``name`` with ``key=value`` arguments."""
+    return answer(
+        inspector(root, "--method", "tools/call", "--tool-name", name, "--tool-arg", *arguments)
+    )
+
+
 def check_tools(root: Path, scratch: Path) -> str:
     done = inspector(root, "--method", "tools/list", strict=True)
     tools = {tool["name"]: tool for tool in answer(done)["tools"]}
@@ -73,16 +80,7 @@ def check_tools(root: Path, scratch: Path) -> str:
 
 
 def check_validate_equals_the_cli(root: Path, scratch: Path) -> str:
-    done = inspector(
-        root,
-        "--method",
-        "tools/call",
-        "--tool-name",
-        "validate_package",
-        "--tool-arg",
-        "package=welcome",
-    )
-    envelope = answer(done)["structuredContent"]
+    envelope = call_tool(root, "validate_package", "package=welcome")["structuredContent"]
     cli = subprocess.run(
         [
             shutil.which("templiqx") or "templiqx",
@@ -116,32 +114,16 @@ def check_the_run_eval_prompt(root: Path, scratch: Path) -> str:
     )
     text = prompt["messages"][0]["content"]["text"]
     assert "required_capabilities" in text, text
-    listed = answer(
-        inspector(
-            root,
-            "--method",
-            "tools/call",
-            "--tool-name",
-            "list_evals",
-            "--tool-arg",
-            "package=welcome",
-        )
-    )["structuredContent"]["result"]
+    listed = call_tool(root, "list_evals", "package=welcome")["structuredContent"]["result"]
     results = []
     for case in listed:
-        ran = answer(
-            inspector(
-                root,
-                "--method",
-                "tools/call",
-                "--tool-name",
-                "run_eval",
-                "--tool-arg",
-                "package=welcome",
-                f"contract={case['contract_id']}",
-                f"fixture_id={case['fixture_id']}",
-                f"capabilities={json.dumps(case['required_capabilities'])}",
-            )
+        ran = call_tool(
+            root,
+            "run_eval",
+            "package=welcome",
+            f"contract={case['contract_id']}",
+            f"fixture_id={case['fixture_id']}",
+            f"capabilities={json.dumps(case['required_capabilities'])}",
         )["structuredContent"]
         results.append(ran["result"]["passed"])
     assert results, listed
@@ -150,18 +132,9 @@ def check_the_run_eval_prompt(root: Path, scratch: Path) -> str:
 
 
 def check_a_large_bad_source_gets_a_small_answer(root: Path, scratch: Path) -> str:
-    done = inspector(
-        root,
-        "--method",
-        "tools/call",
-        "--tool-name",
-        "put_contract",
-        "--tool-arg",
-        "package=welcome",
-        "contract=big",
-        "source=" + "x" * 100_000,
+    result = call_tool(
+        root, "put_contract", "package=welcome", "contract=big", "source=" + "x" * 100_000
     )
-    result = answer(done)
     size = len(json.dumps(result, separators=(",", ":"), ensure_ascii=False).encode())
     assert result["structuredContent"]["ok"] is False
     assert size < SMALL_ANSWER, size

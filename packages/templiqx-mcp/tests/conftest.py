@@ -238,3 +238,11 @@ def raw_server() -> Iterator[Callable[..., RawServer]]:
             server.process.kill()
             server.process.wait()
         server.log.close()
+
+
+@pytest.fixture
+def served(raw_server: Callable[..., RawServer], packages_root: Path, tmp_path: Path) -> RawServer:
+    """An initialized raw server over ``packages_root`` (``--root``)."""
+    server = raw_server(["--root", str(packages_root)], tmp_path)
+    server.initialize()
+    return server

@@ -188,13 +188,14 @@ def test_ctrl_d_on_a_terminal_ends_the_input(packages_root: Path) -> None:
     assert b"Traceback" not in output
 
 
-def test_sigint_exits_130_when_served_over_pipes(packages_root: Path, tmp_path: Path) -> None:
+def _pipe_server(root: Path, cwd: Path) -> subprocess.Popen[bytes]:
+    """A server on pipes, past its ``initialize``."""
     server = subprocess.Popen(
-        [sys.executable, "-m", "templiqx_mcp", "--root", str(packages_root)],
+        [sys.executable, "-m", "templiqx_mcp", "--root", str(root)],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
-        cwd=tmp_path,
+        cwd=cwd,
         env=_env(),
     )
     assert server.stdin is not None
@@ -202,6 +203,11 @@ def test_sigint_exits_130_when_served_over_pipes(packages_root: Path, tmp_path: 
     server.stdin.write(json.dumps(INITIALIZE).encode() + b"\n")
     server.stdin.flush()
     assert b'"serverInfo"' in server.stdout.readline()
+    return server
+
+
+def test_sigint_exits_130_when_served_over_pipes(packages_root: Path, tmp_path: Path) -> None:
+    server = _pipe_server(packages_root, tmp_path)
     started = time.monotonic()
     server.send_signal(signal.SIGINT)
     _, stderr = server.communicate(timeout=30)
@@ -211,19 +217,9 @@ def test_sigint_exits_130_when_served_over_pipes(packages_root: Path, tmp_path: 
 
 
 def test_a_closed_pipe_ends_the_server_quietly(packages_root: Path, tmp_path: Path) -> None:
-    server = subprocess.Popen(
-        [sys.executable, "-m", "templiqx_mcp", "--root", str(packages_root)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        cwd=tmp_path,
-        env=_env(),
-    )
+    server = _pipe_server(packages_root, tmp_path)
     assert server.stdin is not None
     assert server.stdout is not None
-    server.stdin.write(json.dumps(INITIALIZE).encode() + b"\n")
-    server.stdin.flush()
-    assert b'"serverInfo"' in server.stdout.readline()
     server.stdout.close()  # the client stops reading
     request = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
     for _ in range(3):  # the first answer that hits the closed pipe ends the server

@@ -46,11 +46,8 @@ def _tree(folder: Path) -> dict[str, tuple[float, int] | None]:
     }
 
 
-def test_error_results_for_a_5mb_bad_source_stay_small(
-    packages_root: Path, tmp_path: Path, raw_server: Any
-) -> None:
-    server = raw_server(["--root", str(packages_root)], tmp_path)
-    server.initialize()
+def test_error_results_for_a_5mb_bad_source_stay_small(served: Any, packages_root: Path) -> None:
+    server = served
     sources = {
         1: "x" * FIVE_MB,  # one plain string
         2: '"' + "y" * FIVE_MB + '"',  # one quoted string
