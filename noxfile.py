@@ -159,3 +159,16 @@ def litellm(session: nox.Session) -> None:
         *session.posargs,
         env={"TEMPLIQX_LITELLM_PYTHON": str(python)},
     )
+
+
+@nox.session(name="mcp_inspector")
+def mcp_inspector(session: nox.Session) -> None:
+    """templiqx-mcp driven by the MCP Inspector CLI (issue #16); see docs/mcp.md.
+
+    Not in the default session list: it needs Node.js (``npx``) and fetches the Inspector from
+    the npm registry the first time. ``TEMPLIQX_INSPECTOR`` overrides the package spec
+    (default ``@modelcontextprotocol/inspector@2.12.0``).
+    """
+    if shutil.which("npx") is None:
+        session.error("npx (Node.js) is not installed: the Inspector session cannot run")
+    session.run("python", str(ROOT / "tests" / "inspector" / "inspector_check.py"))

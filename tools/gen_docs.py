@@ -125,15 +125,38 @@ def _default(value: Any, required: bool) -> str:
     return f"`{msgspec.json.encode(value).decode()}`"
 
 
+def _effects(spec: OperationSpec) -> str:
+    """The behaviour flags in words (MCP carries them as tool annotations)."""
+    if spec.read_only:
+        words = ["read-only"]
+    else:
+        words = ["writes", "destructive" if spec.destructive else "additive"]
+    if spec.idempotent:
+        words.append("idempotent")
+    if spec.open_world:
+        words.append("open-world on a live runtime")
+    return ", ".join(words)
+
+
 def catalog() -> str:
-    """The operations: a summary table, then each operation's parameters."""
+    """The operations: a summary table, then each operation's title, effects and parameters."""
     rows = [
-        (f"[`{s.name}`](#{s.name})", f"`templiqx {_command_of(s)}`", f"`{s.name}`", s.summary)
+        (
+            f"[`{s.name}`](#{s.name})",
+            f"`templiqx {_command_of(s)}`",
+            f"`{s.name}`",
+            s.summary,
+            _effects(s),
+        )
         for s in CATALOG
     ]
-    parts = [_table(["operation (Python)", "CLI command", "MCP tool", "what it does"], rows)]
+    parts = [
+        _table(["operation (Python)", "CLI command", "MCP tool", "what it does", "effects"], rows)
+    ]
     for spec in CATALOG:
-        parts.append(f"### {spec.name}\n\n{spec.summary}")
+        parts.append(
+            f"### {spec.name}\n\n**{spec.display_title}** ({_effects(spec)}). {spec.summary}"
+        )
         if spec.parameters:
             parts.append(
                 _table(

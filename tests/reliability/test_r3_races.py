@@ -62,7 +62,7 @@ class Store:
 
 def _make_store(base: Path) -> Store:
     root = base / "root"
-    service = compose(root)
+    service = compose(root, create_root=True)
     assert service.invoke("create_package", {"name": "race", "version": "1.0.0"}).ok
     put = service.invoke(
         "put_contract",

@@ -494,7 +494,7 @@ def _cases() -> list[Case]:
                 "package": "parity",
                 "version": "0.2.0",
                 "description": "behaviour parity",
-                "expected_fingerprint": _fp(r, "sign", "package"),
+                "expected_fingerprint": _fp(r, "sign", "manifest"),
             },
             lambda r, i: [
                 "update-package",
@@ -504,7 +504,7 @@ def _cases() -> list[Case]:
                 "--description",
                 "behaviour parity",
                 "--expected-fingerprint",
-                _fp(r, "sign", "package"),
+                _fp(r, "sign", "manifest"),
             ],
         ),
         Case(
@@ -518,12 +518,12 @@ def _cases() -> list[Case]:
             "delete_package",
             "delete_package",
             True,
-            lambda r: {"package": "parity", "expected_fingerprint": _fp(r, "update", "package")},
+            lambda r: {"package": "parity", "expected_fingerprint": _fp(r, "update", "manifest")},
             lambda r, i: [
                 "delete-package",
                 "parity",
                 "--expected-fingerprint",
-                _fp(r, "update", "package"),
+                _fp(r, "update", "manifest"),
             ],
         ),
         Case(

@@ -103,14 +103,16 @@ def test_catalog_operation_returns_the_descriptors(
             "type": "object",
             "required": False,
             "default": {},
-            "description": "Input values by name.",
+            "description": "Input values by name, as the contract declares them "
+            "(explain_contract lists the names; inspect_contract shows each one's type).",
         },
         {
             "name": "context",
             "type": "object",
             "required": False,
             "default": {},
-            "description": "Context values by name.",
+            "description": "Context values by name, as the contract declares them "
+            "(explain_contract lists the names; inspect_contract shows each one's type).",
         },
         {
             "name": "capabilities",
@@ -120,6 +122,48 @@ def test_catalog_operation_returns_the_descriptors(
             "description": "Capabilities the target offers, e.g. structured_output.",
         },
     ]
+
+
+WRITES = {
+    # operation: destructive (may replace or remove what is there)
+    "create_package": False,
+    "update_package": True,
+    "delete_package": True,
+    "sign_package": False,
+    "put_contract": True,
+    "delete_contract": True,
+    "delete_workspace_artifact": True,
+}
+
+
+def test_every_operation_states_what_it_does_to_the_world() -> None:
+    for spec in CATALOG:
+        assert spec.title
+        assert spec.title[0].isupper()
+        assert not spec.title.endswith(".")
+        if spec.name in WRITES:
+            assert not spec.read_only, spec.name
+            assert spec.destructive is WRITES[spec.name], spec.name
+            assert spec.idempotent, spec.name  # compare-and-swap or existence-checked
+        else:
+            assert spec.read_only, spec.name
+            assert not spec.destructive, spec.name
+        # Only an execution reaches outside the packages and the workspace (a live model).
+        assert spec.open_world is (spec.name == "execute_contract"), spec.name
+    execute = operation_spec("execute_contract")
+    assert execute is not None
+    assert not execute.idempotent
+
+
+def test_a_spec_without_flags_is_assumed_to_be_a_destructive_open_world_write() -> None:
+    spec = OperationSpec(name="summarise_package", summary="Summarise.", parameters=[])
+    assert (spec.read_only, spec.destructive, spec.idempotent, spec.open_world) == (
+        False,
+        True,
+        False,
+        True,
+    )
+    assert spec.display_title == "Summarise package"
 
 
 def test_catalog_descriptions_are_complete() -> None:
@@ -215,7 +259,8 @@ def test_unknown_operation_names_that_are_not_short_strings(
         (deep, "", "an operation name is a string, not list"),
         (None, "", "an operation name is a string, not NoneType"),
         (b"catalog", "", "an operation name is a string, not bytes"),
-        ("x" * 10_000, "x" * 10_000, f"unknown operation '{'x' * 120}...'"),
+        ("x" * 120, "x" * 120, f"unknown operation '{'x' * 120}'"),
+        ("x" * 10_000, "x" * 10_000, f"unknown operation '{'x' * 120}…' (10000 characters)"),
     ]:
         envelope = service.invoke(name, {})  # type: ignore[arg-type]
         assert envelope.operation == operation

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -10,19 +11,25 @@ from templiqx_application import DeterministicFakeRuntime, TempliqxService
 from templiqx_contracts import decode_json
 from templiqx_local import RuntimeSelectionError, available_runtimes, compose, load_runtime
 from templiqx_mock import ScriptedRuntime
+from templiqx_ports import InvalidPathError
 
 
 def test_compose_defaults(tmp_path: Path) -> None:
     root = tmp_path / "root"
+    with pytest.raises(InvalidPathError, match=r"packages root .* does not exist"):
+        compose(root)
+    assert not root.exists()
+    root.mkdir()
     service = compose(root)
     assert isinstance(service, TempliqxService)
     assert service.runtime_descriptor.id == "templiqx.fake"
-    assert root.is_dir()
-    assert (root / ".templiqx-workspace").is_dir()
+    assert os.listdir(root) == []  # composing writes nothing, not even the workspace
+    assert service.list_workspace_artifacts("demo").result == []
+    assert os.listdir(root) == []
     created = service.create_package("demo", "0.1.0")
     assert created.ok
     assert [m.package for m in service.discover_packages().result] == ["demo"]
-    (root / ".templiqx-workspace" / "demo").mkdir(exist_ok=True)
+    (root / ".templiqx-workspace" / "demo").mkdir(parents=True)
     (root / ".templiqx-workspace" / "demo" / "out.txt").write_text("x")
     assert [a.path for a in service.list_workspace_artifacts("demo").result] == ["out.txt"]
 
@@ -30,7 +37,7 @@ def test_compose_defaults(tmp_path: Path) -> None:
 def test_compose_with_workspace_and_runtime(reference: Path, tmp_path: Path) -> None:
     runtime = ScriptedRuntime.success()
     service = compose(reference, tmp_path / "ws", runtime)
-    assert (tmp_path / "ws").is_dir()
+    assert not (tmp_path / "ws").exists()
     request = decode_json((reference / "crm3/evals/bli-61-request.json").read_bytes())
     output = decode_json((reference / "crm3/evals/bli-61-output.json").read_bytes())
     envelope = service.execute_contract(
@@ -44,6 +51,13 @@ def test_compose_with_workspace_and_runtime(reference: Path, tmp_path: Path) -> 
     assert envelope.ok
     assert envelope.result.adapter == service.runtime_descriptor
     assert runtime.stats().attempts == 1
+
+
+def test_compose_may_create_the_root_when_asked(tmp_path: Path) -> None:
+    root = tmp_path / "new" / "root"
+    service = compose(root, create_root=True)
+    assert root.is_dir()
+    assert service.create_package("demo", "0.1.0").ok
 
 
 def test_load_runtime_by_entry_point_name() -> None:

@@ -4,7 +4,9 @@ scope) is produced through the service by a scenario below."""
 
 from __future__ import annotations
 
+import fcntl
 import math
+import os
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -33,7 +35,7 @@ from templiqx_contracts import (
     ToolContractRef,
     fingerprint,
 )
-from templiqx_local import FilesystemPackageStore
+from templiqx_local import FilesystemArtifactWorkspace, FilesystemPackageStore
 from templiqx_mock import ScriptedRuntime
 from templiqx_ports import (
     PortError,
@@ -208,6 +210,21 @@ def _cancelled(kit: Kit) -> OperationEnvelope:
     cancel = threading.Event()
     cancel.set()
     return kit.execute(stream=True, cancel=cancel)
+
+
+def _busy(kit: Kit) -> OperationEnvelope:
+    kit.package()
+    store = FilesystemPackageStore(kit.root, lock_timeout=0.05)
+    service = TempliqxService(store, FilesystemArtifactWorkspace(kit.root.parent / "ws"))
+    token = service.export_package_identity("p").fingerprints["manifest"]
+    locks = kit.root / ".templiqx-package-locks"
+    locks.mkdir(exist_ok=True)
+    held = os.open(locks / "p.lock", os.O_RDWR | os.O_CREAT)
+    try:
+        fcntl.flock(held, fcntl.LOCK_EX)  # another process writing the package
+        return service.update_package("p", expected_fingerprint=token, version="2.0.0")
+    finally:
+        os.close(held)
 
 
 def _sink_failed(kit: Kit) -> OperationEnvelope:
@@ -419,6 +436,7 @@ SCENARIOS: dict[str, Callable[[Kit], OperationEnvelope]] = {
     "TQX_RUNTIME_INVALID_RESPONSE": _runtime_failure(RuntimeFailureCode.INVALID_RESPONSE),
     "TQX_RUNTIME_PERMANENT": _runtime_failure(RuntimeFailureCode.PERMANENT),
     "TQX_RUNTIME_CANCELLED": _cancelled,
+    "TQX_BUSY": _busy,
     "TQX_HOST_RETRY_EXHAUSTED": _runtime_failure(RuntimeFailureCode.HOST_RETRY_EXHAUSTED),
 }
 

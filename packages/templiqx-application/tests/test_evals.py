@@ -81,7 +81,12 @@ def test_test_package_passes_every_eval(
     listed = service.list_evals(package)
     assert listed.ok
     assert listed.result == [
-        EvalCase(contract_id=case.contract_id, fixture_id=case.fixture_id) for case in report.cases
+        EvalCase(
+            contract_id=case.contract_id,
+            fixture_id=case.fixture_id,
+            required_capabilities=["structured_output"],
+        )
+        for case in report.cases
     ]
     for case in report.cases:
         single = service.run_eval(package, case.contract_id, case.fixture_id, capabilities=CAPS)
@@ -209,7 +214,9 @@ def test_a_contract_that_does_not_load_is_one_failed_case(
     assert [d.code for d in broken.diagnostics] == ["TQX_PARSE_YAML"]
     assert broken.artifact_fingerprint is None
     listed = service.list_evals("pkg")
-    assert listed.result == [EvalCase(contract_id="hello", fixture_id="ada")]
+    assert listed.result == [
+        EvalCase(contract_id="hello", fixture_id="ada", required_capabilities=["structured_output"])
+    ]
     assert [d.code for d in listed.diagnostics] == ["TQX_PARSE_YAML"]
 
 

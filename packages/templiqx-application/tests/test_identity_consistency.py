@@ -15,7 +15,7 @@ class RacingStore(FilesystemPackageStore):
     """A store where another writer updates the description right after each manifest read."""
 
     def __init__(self, root: Path, races: int) -> None:
-        super().__init__(root)
+        super().__init__(root, create=True)
         self.races = races
         self.writes = 0
 

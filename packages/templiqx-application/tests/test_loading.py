@@ -428,7 +428,7 @@ def _dependency_codes(
     write_pkg(root, "app", files=files, **manifest)
     envelope = make_service(root).validate_package("app")
     if envelope.ok:
-        assert set(envelope.fingerprints) == {"package"}
+        assert set(envelope.fingerprints) == {"package_identity"}
     else:
         assert envelope.fingerprints == {}
     return [(d.code, d.json_pointer or "") for d in envelope.diagnostics]

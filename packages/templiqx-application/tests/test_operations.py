@@ -115,10 +115,10 @@ def test_read_operations(service: TempliqxService, root: Path) -> None:
         _invoke(service, "validate_package", package="crm3"),
         "validate_package",
         list[ContractSummary],
-        {"package"},
+        {"package_identity"},
     )
     assert [s.id for s in summaries] == [BLI61, BLI62]
-    assert service.validate_package("crm3").fingerprints["package"] == (
+    assert service.validate_package("crm3").fingerprints["package_identity"] == (
         "d6248ec4a4ff85b9ace7a1d47e019704df0c43800e36bf4376cb7f36bbdd4b83"
     )
 
@@ -264,8 +264,16 @@ def test_eval_operations(service: TempliqxService) -> None:
     assert (report.passed, report.failed) == (2, 0)
     cases = _ok(_invoke(service, "list_evals", package="crm3"), "list_evals", list[EvalCase], set())
     assert cases == [
-        EvalCase(contract_id=BLI61, fixture_id="synthetic-fixed-term"),
-        EvalCase(contract_id=BLI62, fixture_id="synthetic-draft"),
+        EvalCase(
+            contract_id=BLI61,
+            fixture_id="synthetic-fixed-term",
+            required_capabilities=["structured_output"],
+        ),
+        EvalCase(
+            contract_id=BLI62,
+            fixture_id="synthetic-draft",
+            required_capabilities=["structured_output"],
+        ),
     ]
     case = _ok(
         _invoke(
@@ -290,12 +298,12 @@ def test_package_lifecycle(
         _invoke(service, "create_package", name="parity", version="0.1.0"),
         "create_package",
         PackageManifest,
-        {"package"},
+        {"manifest"},
     )
     assert created.package == "parity"
     assert created.contracts == []
     assert (root / "parity" / "templiqx.yaml").is_file()
-    token = service.create_package("again", "0.1.0").fingerprints["package"]
+    token = service.create_package("again", "0.1.0").fingerprints["manifest"]
     assert token == fingerprint(service.discover_packages().result[0])
 
     put = _ok(
@@ -343,7 +351,7 @@ def test_package_lifecycle(
         ),
         "update_package",
         PackageManifest,
-        {"package"},
+        {"manifest"},
     )
     assert (updated.version, updated.description) == ("0.2.0", "behavior parity")
     gone = _ok(
@@ -355,7 +363,7 @@ def test_package_lifecycle(
         ),
         "delete_package",
         PackageManifest,
-        {"package"},
+        {"manifest"},
     )
     assert gone == updated
     assert service.delete_package("parity", expected_fingerprint="x").diagnostics[0].code == (
@@ -371,7 +379,7 @@ def test_sign_package_operation(service: TempliqxService, monkeypatch: pytest.Mo
         _invoke(service, "sign_package", package="crm3", key_id="ci", expected_fingerprint=token),
         "sign_package",
         PackageManifest,
-        {"package"},
+        {"manifest"},
     )
     assert [s.key_id for s in signed.signatures] == ["ci"]
 

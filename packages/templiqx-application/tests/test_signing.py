@@ -41,7 +41,7 @@ def _sign(service: TempliqxService, key_id: str = "ci") -> PackageManifest:
     signed = service.sign_package("demo", key_id=key_id, expected_fingerprint=token)
     assert signed.ok, signed.diagnostics
     assert isinstance(signed.result, PackageManifest)
-    assert signed.fingerprints == {"package": fingerprint(signed.result)}
+    assert signed.fingerprints == {"manifest": fingerprint(signed.result)}
     return signed.result
 
 
@@ -87,7 +87,7 @@ def test_signed_package_validates_and_verifies(
     identity_fp = exported.fingerprints["package_identity"]
     assert report.identity_fingerprint == identity_fp
     assert trusted.fingerprints == {"package_identity": identity_fp}
-    assert validated.fingerprints == {"package": identity_fp}
+    assert validated.fingerprints == {"package_identity": identity_fp}
     monkeypatch.setenv("TEMPLIQX_PACKAGE_STRICT", "1")
     assert service.validate_package("demo").ok
 
@@ -101,7 +101,7 @@ def test_wrong_key_fails_both(service: TempliqxService, monkeypatch: pytest.Monk
     report = service.verify_package_trust("demo").result
     assert isinstance(report, PackageTrustReport)
     assert report.verified_key_ids == []
-    assert "package" not in service.validate_package("demo").fingerprints
+    assert "package_identity" not in service.validate_package("demo").fingerprints
 
 
 def test_tampered_artifact_fails_both(

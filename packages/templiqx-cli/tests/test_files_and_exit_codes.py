@@ -67,13 +67,14 @@ def test_unreadable_file_exits_1_after_composing(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     root = tmp_path / "fresh-root"
+    root.mkdir()
     missing = tmp_path / "missing.json"
     argv = ["--root", str(root), "compile", "welcome", CONTRACT, "--values", str(missing)]
     assert main(argv) == 1
     out = capsys.readouterr()
     assert out.out == ""
     assert out.err == f"templiqx: read {missing}: No such file or directory (os error 2)\n"
-    assert (root / ".templiqx-workspace").is_dir(), "the root is composed before files are read"
+    assert list(root.iterdir()) == [], "composing the root writes nothing"
 
 
 @pytest.mark.parametrize(
@@ -142,13 +143,19 @@ def test_a_root_that_is_a_file_is_named_with_a_code(
     assert out.out == ""
     assert out.err == (
         "templiqx: compose local Templiqx service: invalid path: packages root 'afile' is a "
-        "file, not a directory; name a folder (created when missing) [TQX_PATH_INVALID]\n"
+        "file, not a directory; name an existing folder [TQX_PATH_INVALID]\n"
         "  help: pass --root DIR naming the folder that holds the package folders (default: .)\n"
     )
     assert main(["--root", "afile/packages", "discover"]) == 1
-    assert "packages root 'afile/packages' cannot be created: 'afile' is a file" in (
+    assert "packages root 'afile/packages' does not exist: 'afile' is a file" in (
         capsys.readouterr().err
     )
+    assert main(["--root", "missing", "discover"]) == 1  # issue #19: never created by a read
+    assert capsys.readouterr().err.startswith(
+        "templiqx: compose local Templiqx service: invalid path: packages root 'missing' does "
+        "not exist [TQX_PATH_INVALID]\n"
+    )
+    assert not Path("missing").exists()
 
 
 def test_put_source_must_be_utf8(

@@ -52,6 +52,7 @@ def test_a_missing_package_names_the_root_as_given(
         "hint: no package folder 'welcome' in the packages root '.' (the default; no --root "
         "given); pass --root DIR naming the folder that holds the package folders"
     )
+    Path("pkgs").mkdir()
     code, out, _ = _run(["--root", "pkgs", "diff", "welcome", "a", "other", "b"], capsys)
     assert code == 2
     assert out.splitlines()[-1].startswith(

@@ -23,7 +23,7 @@ def _source(tag: str) -> str:
 
 
 def test_reads_racing_atomic_replacements_see_whole_files(tmp_path: Path) -> None:
-    store = FilesystemPackageStore(tmp_path / "root")
+    store = FilesystemPackageStore(tmp_path / "root", create=True)
     store.create_package("p", "0.1.0")
     store.put_contract("p", "c", _source("w0"), guard=lambda _: None)
     stop = threading.Event()
@@ -52,7 +52,7 @@ def test_reads_racing_atomic_replacements_see_whole_files(tmp_path: Path) -> Non
 def test_a_file_that_never_stops_changing_is_still_refused(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    store = FilesystemPackageStore(tmp_path / "root")
+    store = FilesystemPackageStore(tmp_path / "root", create=True)
     store.create_package("p", "0.1.0")
     store.put_contract("p", "c", _source("w0"), guard=lambda _: None)
     other = os.lstat(store.root / "p" / "templiqx.yaml")  # a different inode, every time

@@ -26,15 +26,28 @@ def test_discovers_the_reference_packages(reference_root: Path) -> None:
     assert store.contract_source("demo", "greeting").startswith("api_version:")
 
 
-def test_root_is_created_and_canonicalized(tmp_path: Path) -> None:
+def test_root_is_canonicalized(tmp_path: Path) -> None:
     target = tmp_path / "real"
     link = tmp_path / "link"
     link.symlink_to(target, target_is_directory=True)
-    target.mkdir()
+    (target / "nested" / "packages").mkdir(parents=True)
     store = FilesystemPackageStore(link / "nested" / "packages")
     assert store.root == (target / "nested" / "packages")
-    assert store.root.is_dir()
     assert store.discover() == []
+
+
+def test_a_missing_root_is_refused_and_never_created(tmp_path: Path) -> None:
+    missing = tmp_path / "typo" / "packages"
+    with pytest.raises(InvalidPathError) as raised:
+        FilesystemPackageStore(missing)
+    assert raised.value.code == "TQX_PATH_INVALID"
+    assert str(raised.value) == f"invalid path: packages root '{missing}' does not exist"
+    assert raised.value.help is not None
+    assert "create it first" in raised.value.help
+    assert not (tmp_path / "typo").exists()
+    created = FilesystemPackageStore(missing, create=True)  # asked for: a writer's choice
+    assert created.root == missing
+    assert missing.is_dir()
 
 
 def test_root_that_is_a_file_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -43,8 +56,7 @@ def test_root_that_is_a_file_is_refused(tmp_path: Path, monkeypatch: pytest.Monk
     with pytest.raises(InvalidPathError) as raised:
         FilesystemPackageStore("file")
     assert str(raised.value) == (
-        "invalid path: packages root 'file' is a file, not a directory; "
-        "name a folder (created when missing)"
+        "invalid path: packages root 'file' is a file, not a directory; name an existing folder"
     )
     with pytest.raises(InvalidPathError) as raised:
         FilesystemArtifactWorkspace(Path("file") / "below")

@@ -5,7 +5,9 @@ from __future__ import annotations
 import fcntl
 import gc
 import os
+import shutil
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -17,7 +19,7 @@ from templiqx_contracts import fingerprint, fingerprint_bytes
 from templiqx_local import FilesystemArtifactWorkspace, FilesystemPackageStore
 from templiqx_local.confined import open_root
 from templiqx_local.locking import acquire_lock
-from templiqx_ports import InvalidPathError
+from templiqx_ports import BusyError, InvalidPathError, NotFoundError
 
 BLOCKED_FOR = 0.3
 
@@ -218,3 +220,116 @@ def test_workspace_lock_files_persist(leased: FilesystemArtifactWorkspace) -> No
     inode = os.stat(lock).st_ino
     leased.delete_artifact("p", "out/result.txt", expected_fingerprint=fingerprint_bytes(b"result"))
     assert os.stat(lock).st_ino == inode
+
+
+# --- bounded waits (issue #16) --------------------------------------------------------------
+
+
+def test_a_lock_held_elsewhere_ends_in_busy_after_the_timeout(
+    root: Path, kit: Any, tmp_path: Path
+) -> None:
+    store = FilesystemPackageStore(root, lock_timeout=0.2)
+    kit.make_package(store, "p")
+    token = fingerprint(store.manifest("p"))
+    with external_flock(root / ".templiqx-package-locks" / "p.lock"):
+        started = time.monotonic()
+        with pytest.raises(BusyError) as raised:
+            store.update_package("p", version="2", description=None, expected_fingerprint=token)
+        waited = time.monotonic() - started
+        assert 0.2 <= waited < 5
+        assert raised.value.code == "TQX_BUSY"
+        assert str(raised.value) == (
+            "busy: 'p' is locked by another writer and stayed locked for 0.2 s "
+            "(.templiqx-package-locks/p.lock)"
+        )
+        assert raised.value.help is not None
+        assert "retry in a moment" in raised.value.help
+        kit.make_package(store, "other")  # another package is not held up
+    assert (
+        store.update_package("p", version="2", description=None, expected_fingerprint=token).version
+        == "2"
+    )
+    workspace = FilesystemArtifactWorkspace(tmp_path / "ws", lock_timeout=0.2)
+    with workspace.lease_output_path("p", "a.txt") as lease:
+        lease.path.write_text("a")
+    with external_flock(workspace.root / ".templiqx-workspace-locks" / "p.lock"):
+        with pytest.raises(BusyError):
+            workspace.read_artifact("p", "a.txt")
+        with pytest.raises(BusyError):
+            workspace.lease_output_path("p", "b.txt")
+
+
+def test_a_waiter_gets_the_lock_as_soon_as_it_is_released(tmp_path: Path) -> None:
+    with open_root(tmp_path) as root:
+        first = acquire_lock(root, "locks", "p", exclusive=True)
+        waiter = Background(lambda: acquire_lock(root, "locks", "p", exclusive=True, timeout=30))
+        assert waiter.still_blocked()
+        released = time.monotonic()
+        first.release()
+        waiter.finish().release()
+        assert time.monotonic() - released < 1  # polled, but finely
+
+
+# --- reads write nothing (issue #16) --------------------------------------------------------
+
+
+def test_reads_create_no_workspace_and_no_lock_folder(tmp_path: Path) -> None:
+    workspace = FilesystemArtifactWorkspace(tmp_path / "ws")
+    assert not (tmp_path / "ws").exists()
+    assert workspace.list_artifacts("p") == []
+    with pytest.raises(NotFoundError):
+        workspace.read_artifact("p", "a.txt")
+    with pytest.raises(NotFoundError):
+        workspace.delete_artifact("p", "a.txt", expected_fingerprint="0" * 64)
+    assert not (tmp_path / "ws").exists()
+    (tmp_path / "ws" / "p").mkdir(parents=True)  # artifacts put there by another tool
+    (tmp_path / "ws" / "p" / "a.txt").write_text("a")
+    assert workspace.read_artifact("p", "a.txt") == b"a"
+    assert [a.path for a in workspace.list_artifacts("p")] == ["a.txt"]
+    assert sorted(os.listdir(tmp_path / "ws")) == ["p"]
+    with workspace.lease_output_path("p", "b.txt") as lease:  # the first write creates them
+        lease.path.write_text("b")
+    assert sorted(os.listdir(tmp_path / "ws")) == [".templiqx-workspace-locks", "p"]
+
+
+def test_a_read_that_raced_the_first_writer_reads_again_under_its_lock(tmp_path: Path) -> None:
+    workspace = FilesystemArtifactWorkspace(tmp_path / "ws")
+    (tmp_path / "ws" / "p").mkdir(parents=True)
+    (tmp_path / "ws" / "p" / "a.txt").write_text("old")
+    calls: list[str] = []
+    real = FilesystemArtifactWorkspace._file
+
+    def racing(*args: Any) -> bytes:
+        data = real(*args)
+        if not calls:  # a writer starts while the first, unlocked read is under way
+            lease = workspace.lease_output_path("p", "a.txt")
+            lease.path.write_text("new")
+            lease.release()
+        calls.append("read")
+        return data
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(FilesystemArtifactWorkspace, "_file", staticmethod(racing))
+        assert workspace.read_artifact("p", "a.txt") == b"new"
+    assert calls == ["read", "read"]
+
+
+def test_store_reads_and_failed_writes_create_no_lock_folder(root: Path, kit: Any) -> None:
+    store = FilesystemPackageStore(root)
+    kit.make_package(store, "p")
+    locks = root / ".templiqx-package-locks"
+    shutil.rmtree(locks)
+    store.manifest("p")
+    store.discover()
+    store.package_identity("p")
+    with pytest.raises(NotFoundError):
+        store.update_package("nope", version="2", description=None, expected_fingerprint="x")
+    assert not locks.exists()
+
+
+def test_the_lock_folder_ignores_itself_for_version_control(root: Path, kit: Any) -> None:
+    store = FilesystemPackageStore(root)
+    kit.make_package(store, "p")
+    ignore = root / ".templiqx-package-locks" / ".gitignore"
+    assert ignore.read_text().splitlines()[-1] == "*"
+    assert [d.package for d in store.discover()] == ["p"]

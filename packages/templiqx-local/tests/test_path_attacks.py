@@ -83,7 +83,7 @@ def env(tmp_path_factory: pytest.TempPathFactory) -> Env:
         (outside / relative).parent.mkdir(parents=True, exist_ok=True)
         (outside / relative).write_text(text)
     root = base / "root"
-    store = FilesystemPackageStore(root)
+    store = FilesystemPackageStore(root, create=True)
     store.create_package("demo", "0.1.0")
     store.put_contract("demo", "greeting", "id: greeting\n", guard=lambda _: None)
     _plant(root / "demo", outside)

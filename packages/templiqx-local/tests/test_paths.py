@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from templiqx_contracts import quote_input
 from templiqx_local import (
     check_package_name,
     check_relative_path,
@@ -60,7 +61,7 @@ def test_an_invalid_name_says_what_is_wrong_with_it(value: str, problem: str) ->
     with pytest.raises(InvalidPathError) as raised:
         check_package_name(value)
     message = str(raised.value)
-    assert message.startswith(f"invalid path: package name {value!r} {problem}"), message
+    assert message.startswith(f"invalid path: package name {quote_input(value)} {problem}"), message
     assert message.endswith("; use only ASCII letters, digits, '.', '_' and '-'")
 
 

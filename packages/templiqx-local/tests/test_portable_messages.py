@@ -16,7 +16,7 @@ OVERSIZED = MAX_DOCUMENT_BYTES + 1
 
 
 def _store(base: Path) -> FilesystemPackageStore:
-    store = FilesystemPackageStore(base / "root")
+    store = FilesystemPackageStore(base / "root", create=True)
     store.create_package("p", "0.1.0")
     store.put_contract("p", "a", "id: a\n", guard=lambda _: None)
     return store

@@ -162,7 +162,7 @@ def test_lease_refuses_unsafe_targets(
     outside.mkdir()
     (outside / "secret.txt").write_text("secret")
     folder = workspace.root / "p"
-    folder.mkdir()
+    folder.mkdir(parents=True)
     (folder / "link.txt").symlink_to(outside / "secret.txt")
     (folder / "linkdir").symlink_to(outside, target_is_directory=True)
     (folder / "dir").mkdir()
@@ -180,6 +180,7 @@ def test_symlinked_package_workspace_is_refused(
 ) -> None:
     (tmp_path / "outside").mkdir()
     (tmp_path / "outside" / "a.txt").write_text("a")
+    workspace.root.mkdir()
     (workspace.root / "p").symlink_to(tmp_path / "outside", target_is_directory=True)
     with pytest.raises(InvalidPathError):
         workspace.read_artifact("p", "a.txt")

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import json
 import os
+import queue
 import shutil
+import subprocess
 import sys
+import threading
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import pytest
 from anyio.from_thread import BlockingPortal, start_blocking_portal
@@ -108,3 +112,137 @@ def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SharedSession]:
         portal.wrap_async_context_manager(connect()) as session,
     ):
         yield SharedSession(portal, session, root)
+
+
+# --- a raw JSON-lines driver (no client library, so anything can be sent) -------------------
+
+STARTUP_TIMEOUT = 30.0
+
+
+class RawServer:
+    """A server subprocess with a background reader collecting stdout lines."""
+
+    def __init__(self, args: list[str], cwd: Path, env: Mapping[str, str] | None = None) -> None:
+        self.log_path = cwd / "stderr.log"
+        self.log = self.log_path.open("w", encoding="utf-8")
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "templiqx_mcp", *args],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self.log,
+            cwd=cwd,
+            env=server_env(env),
+        )
+        self.lines: queue.Queue[bytes] = queue.Queue()
+        self.raw: list[bytes] = []
+        self.unclaimed: list[dict[str, Any]] = []
+        threading.Thread(target=self._pump, daemon=True).start()
+
+    def _pump(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            self.raw.append(line)
+            self.lines.put(line)
+
+    @property
+    def stdin(self) -> IO[bytes]:
+        assert self.process.stdin is not None
+        return self.process.stdin
+
+    def send(self, message: dict[str, Any]) -> None:
+        self.stdin.write(json.dumps(message).encode() + b"\n")
+        self.stdin.flush()
+
+    def answer(
+        self, request_id: int | str | None, timeout: float = STARTUP_TIMEOUT
+    ) -> dict[str, Any]:
+        """The next answer with this id (``None``: the next error without one); answers to
+        other ids that arrive first are kept for later."""
+        for index, message in enumerate(self.unclaimed):
+            if message.get("id") == request_id:
+                return self.unclaimed.pop(index)
+        while True:
+            message: dict[str, Any] = json.loads(self.lines.get(timeout=timeout))
+            if "result" not in message and "error" not in message:
+                continue  # a notification
+            if message.get("id") == request_id:
+                return message
+            self.unclaimed.append(message)
+
+    def answered(self, request_id: int | str | None) -> bool:
+        """Whether the answer to ``request_id`` has arrived (without waiting)."""
+        while not self.lines.empty():
+            message = json.loads(self.lines.get_nowait())
+            if "result" in message or "error" in message:
+                self.unclaimed.append(message)
+        return any(message.get("id") == request_id for message in self.unclaimed)
+
+    def initialize(self, version: str = "2025-06-18") -> dict[str, Any]:
+        """The initialize handshake; the server's answer."""
+        self.send(
+            {
+                "jsonrpc": "2.0",
+                "id": "init",
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": version,
+                    "capabilities": {},
+                    "clientInfo": {"name": "raw-test", "version": "1"},
+                },
+            }
+        )
+        reply = self.answer("init")
+        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        return reply
+
+    def call(self, request_id: int, name: str, arguments: dict[str, Any]) -> None:
+        """Send a ``tools/call`` request (the answer comes with :meth:`answer`)."""
+        self.send(
+            {
+                "jsonrpc": "2.0",
+                "id": request_id,
+                "method": "tools/call",
+                "params": {"name": name, "arguments": arguments},
+            }
+        )
+
+    def stderr(self) -> str:
+        """What the server wrote on stderr so far."""
+        if not self.log.closed:
+            self.log.flush()
+        return self.log_path.read_text(encoding="utf-8")
+
+    def close(self) -> int:
+        self.stdin.close()
+        try:
+            return self.process.wait(timeout=10)
+        finally:
+            self.process.kill()
+            self.process.wait()
+            self.log.close()
+
+
+@pytest.fixture
+def raw_server() -> Iterator[Callable[..., RawServer]]:
+    """``raw_server(args, cwd, env)``: a raw server; any left running is stopped afterwards."""
+    started: list[RawServer] = []
+
+    def start(args: list[str], cwd: Path, env: Mapping[str, str] | None = None) -> RawServer:
+        server = RawServer(args, cwd, env)
+        started.append(server)
+        return server
+
+    yield start
+    for server in started:
+        if server.process.poll() is None:
+            server.process.kill()
+            server.process.wait()
+        server.log.close()
+
+
+@pytest.fixture
+def served(raw_server: Callable[..., RawServer], packages_root: Path, tmp_path: Path) -> RawServer:
+    """An initialized raw server over ``packages_root`` (``--root``)."""
+    server = raw_server(["--root", str(packages_root)], tmp_path)
+    server.initialize()
+    return server

@@ -1,4 +1,4 @@
-"""Where tool calls run: which operations stay on the event loop, and streamed progress."""
+"""Streamed progress over the service's public async API (``templiqx_mcp.calls``)."""
 
 from __future__ import annotations
 
@@ -8,10 +8,8 @@ from typing import Any
 
 import anyio
 
-from templiqx_application import OPERATION_NAMES
 from templiqx_local import compose
 from templiqx_mcp.calls import stream_with_progress
-from templiqx_mcp.tools import ON_THE_LOOP
 from templiqx_mock import runtime_from_path
 
 WELCOME = Path(__file__).resolve().parents[3] / "fixtures" / "packages"
@@ -28,14 +26,6 @@ def _bound() -> dict[str, Any]:
         "stream": True,
         **values,
     }
-
-
-def test_the_operations_on_the_loop_only_read_contracts() -> None:
-    assert set(OPERATION_NAMES) >= ON_THE_LOOP
-    assert "execute_contract" not in ON_THE_LOOP, "it waits on a runtime and can be cancelled"
-    for name in ON_THE_LOOP:
-        assert not name.startswith(("put_", "delete_", "create_", "update_", "sign_", "run_"))
-        assert not name.endswith("_package"), f"{name} works over a whole package"
 
 
 def test_progress_is_one_notification_per_delta_and_the_envelope_keeps_every_event() -> None:

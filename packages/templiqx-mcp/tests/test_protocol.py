@@ -9,14 +9,10 @@ from __future__ import annotations
 
 import json
 import os
-import queue
 import subprocess
 import sys
-import threading
 from pathlib import Path
-from typing import IO, Any
-
-STARTUP_TIMEOUT = 30.0
+from typing import Any
 
 
 def server_env(extra: dict[str, str] | None = None) -> dict[str, str]:
@@ -24,72 +20,6 @@ def server_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("TEMPLIQX_")}
     env.update(extra or {})
     return env
-
-
-class RawServer:
-    """A server subprocess with a background reader collecting stdout lines."""
-
-    def __init__(self, args: list[str], cwd: Path, env: dict[str, str] | None = None) -> None:
-        self.log = (cwd / "stderr.log").open("w", encoding="utf-8")
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "templiqx_mcp", *args],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=self.log,
-            cwd=cwd,
-            env=server_env(env),
-        )
-        self.lines: queue.Queue[bytes] = queue.Queue()
-        self.raw: list[bytes] = []
-        threading.Thread(target=self._pump, daemon=True).start()
-
-    def _pump(self) -> None:
-        assert self.process.stdout is not None
-        for line in self.process.stdout:
-            self.raw.append(line)
-            self.lines.put(line)
-
-    @property
-    def stdin(self) -> IO[bytes]:
-        assert self.process.stdin is not None
-        return self.process.stdin
-
-    def send(self, message: dict[str, Any]) -> None:
-        self.stdin.write(json.dumps(message).encode() + b"\n")
-        self.stdin.flush()
-
-    def answer(self, request_id: int, timeout: float = STARTUP_TIMEOUT) -> dict[str, Any]:
-        while True:
-            message: dict[str, Any] = json.loads(self.lines.get(timeout=timeout))
-            if message.get("id") == request_id:
-                return message
-
-    def close(self) -> int:
-        self.stdin.close()
-        try:
-            return self.process.wait(timeout=10)
-        finally:
-            self.process.kill()
-            self.process.wait()
-            self.log.close()
-
-
-def _initialize(server: RawServer, version: str = "2024-11-05") -> dict[str, Any]:
-    server.send(
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": version,
-                "capabilities": {},
-                "clientInfo": {"name": "raw-test", "version": "1"},
-            },
-        }
-    )
-    reply = server.answer(1)
-    server.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
-    return reply
 
 
 MALFORMED = [
@@ -107,11 +37,11 @@ MALFORMED = [
 
 
 def test_a_thousand_malformed_lines_leave_the_server_answering(
-    packages_root: Path, tmp_path: Path
+    packages_root: Path, tmp_path: Path, raw_server: Any
 ) -> None:
-    server = RawServer([str(packages_root)], tmp_path)
+    server = raw_server([str(packages_root)], tmp_path)
     try:
-        init = _initialize(server)
+        init = server.initialize("2024-11-05")
         assert init["result"]["protocolVersion"] == "2024-11-05"
         assert init["result"]["serverInfo"]["name"] == "templiqx-mcp"
         for index in range(1000):
@@ -137,10 +67,12 @@ def test_a_thousand_malformed_lines_leave_the_server_answering(
         assert "id" in message or "method" in message
 
 
-def test_unknown_tool_over_the_wire_is_error_32602(packages_root: Path, tmp_path: Path) -> None:
-    server = RawServer([str(packages_root)], tmp_path)
+def test_unknown_tool_over_the_wire_is_error_32602(
+    packages_root: Path, tmp_path: Path, raw_server: Any
+) -> None:
+    server = raw_server([str(packages_root)], tmp_path)
     try:
-        _initialize(server, "2025-06-18")
+        server.initialize()
         server.send(
             {
                 "jsonrpc": "2.0",
@@ -194,15 +126,12 @@ def test_usage(tmp_path: Path) -> None:
     helped = _start_and_wait(["--help"], tmp_path)
     assert helped.returncode == 0
     text = helped.stdout.decode()
-    assert text.startswith("usage: templiqx-mcp [ROOT [WORKSPACE]]\n\n")
+    assert text.startswith("usage: templiqx-mcp [-h] [-V] [--root DIR] [--workspace DIR]")
     assert "``" not in text, "plain text, not reStructuredText"
     for name in ("TEMPLIQX_PACKAGES_ROOT", "TEMPLIQX_WORKSPACE_ROOT", "TEMPLIQX_RUNTIME"):
         assert f"\n  {name} " in text
     config = text[text.index("{") : text.rindex("}") + 1]
     server = json.loads(config)["mcpServers"]["templiqx"]
     assert server["command"].endswith("/templiqx-mcp")
-    assert server["args"] == ["/path/to/packages"]
-    assert not (tmp_path / ".templiqx-workspace").exists(), "--help composes nothing"
-    extra = _start_and_wait(["a", "b", "c"], tmp_path)
-    assert extra.returncode == 2
-    assert b"too many arguments" in extra.stderr
+    assert server["args"] == ["--root", "/path/to/packages"]
+    assert list(tmp_path.iterdir()) == [], "--help composes nothing"

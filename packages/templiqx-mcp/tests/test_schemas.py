@@ -1,4 +1,4 @@
-"""The generated tool schemas: strict inputs, one envelope output schema."""
+"""The generated tool schemas: strict, portable inputs; one typed output schema per tool."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ import pytest
 
 from templiqx_application import CATALOG
 from templiqx_contracts import AdapterDescriptor, Complete, Delta, Diagnostic, OperationEnvelope
-from templiqx_mcp import ENVELOPE_SCHEMA, input_schema
+from templiqx_mcp import ENVELOPE_SCHEMA, input_schema, output_schema
+from templiqx_mcp.schemas import RESULT_TYPES
 from templiqx_mcp.tools import ToolSet
 
 
@@ -38,7 +39,7 @@ def test_input_schema_lists_exactly_the_parameters_and_rejects_others(spec: Any)
     for parameter in spec.parameters:
         prop = schema["properties"][parameter.name]
         assert prop["description"] == parameter.description
-        if parameter.required:
+        if parameter.required or parameter.default is None:
             assert "default" not in prop
         else:
             assert prop["default"] == parameter.default
@@ -57,13 +58,71 @@ def test_input_schema_validates_like_the_binder() -> None:
     assert list(validator.iter_errors({**good, "stream": "yes"}))
 
 
+def _portable(schema: Any, path: str = "#") -> None:
+    """One ``type`` string per node, no ``$ref``, no ``null`` anywhere but inside ``anyOf``."""
+    if isinstance(schema, dict):
+        assert "$ref" not in schema, path
+        if "type" in schema:
+            assert isinstance(schema["type"], str), path
+            assert schema["type"] != "null" or path.endswith(tuple(f"anyOf/{i}" for i in range(9)))
+        assert schema.get("default", 0) is not None, path
+        for key, value in schema.items():
+            _portable(value, f"{path}/{key}")
+    elif isinstance(schema, list):
+        for index, value in enumerate(schema):
+            _portable(value, f"{path}/{index}")
+
+
+@pytest.mark.parametrize("spec", CATALOG, ids=lambda spec: spec.name)
+def test_input_schemas_stay_in_the_portable_subset(spec: Any) -> None:
+    _portable(input_schema(spec))
+
+
+def test_any_json_is_typed_without_a_type_array() -> None:
+    spec = next(s for s in CATALOG if s.name == "execute_contract")
+    fixture = input_schema(spec)["properties"]["fixture_output"]
+    assert sorted(option["type"] for option in fixture["anyOf"]) == [
+        "array",
+        "boolean",
+        "null",
+        "number",
+        "object",
+        "string",
+    ]
+
+
 def test_tools_are_the_catalog_sorted_by_name() -> None:
     tools = ToolSet(service=None)  # type: ignore[arg-type]  # listing never calls the service
     assert [t.name for t in tools.tools] == sorted(spec.name for spec in CATALOG)
     summaries = {spec.name: spec.summary for spec in CATALOG}
     for tool in tools.tools:
-        assert tool.description == summaries[tool.name]
-        assert tool.output_schema == ENVELOPE_SCHEMA
+        assert tool.description is not None
+        assert tool.description.startswith(summaries[tool.name])
+        assert tool.output_schema == output_schema(tool.name)
+        jsonschema.Draft202012Validator.check_schema(tool.output_schema)
+    execute = next(t for t in tools.tools if t.name == "execute_contract")
+    assert execute.description is not None
+    assert "notifications/progress" in execute.description
+    assert "progressToken" in execute.input_schema["properties"]["stream"]["description"]
+
+
+def test_execute_is_open_world_only_on_a_live_runtime() -> None:
+    live = ToolSet(service=None)  # type: ignore[arg-type]
+    offline = ToolSet(service=None, live_runtime=False)  # type: ignore[arg-type]
+    for tools, expected in ((live, True), (offline, False)):
+        for tool in tools.tools:
+            assert tool.annotations is not None
+            assert tool.annotations.open_world_hint is (
+                tool.name == "execute_contract" and expected
+            )
+
+
+def test_every_operation_has_a_typed_result() -> None:
+    assert set(RESULT_TYPES) == {spec.name for spec in CATALOG}
+    for spec in CATALOG:
+        result = output_schema(spec.name)["properties"]["result"]
+        assert set(result) - {"description"}, f"{spec.name}: result is unconstrained"
+    assert "result" in ENVELOPE_SCHEMA["properties"]
 
 
 def _envelopes() -> list[OperationEnvelope]:
@@ -97,6 +156,17 @@ def _envelopes() -> list[OperationEnvelope]:
 def test_envelope_schema_accepts_envelopes(envelope: OperationEnvelope) -> None:
     jsonschema.Draft202012Validator.check_schema(ENVELOPE_SCHEMA)
     jsonschema.validate(envelope.to_builtins(), ENVELOPE_SCHEMA)
+    if envelope.operation != "catalog":  # its sample result is not a real catalog
+        jsonschema.validate(envelope.to_builtins(), output_schema(envelope.operation))
+
+
+def test_output_schemas_reject_a_mistyped_result() -> None:
+    data = _envelopes()[2].to_builtins()
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({**data, "result": {"output": 1}}, output_schema("execute_contract"))
+    evals = OperationEnvelope.build("list_evals", result=[{"contract_id": "c"}]).to_builtins()
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(evals, output_schema("list_evals"))
 
 
 def test_envelope_schema_rejects_unknown_keys_and_bad_events() -> None:

@@ -42,9 +42,20 @@ def test_initialize_announces_the_server_its_roots_and_packages(shared: Any) -> 
 def test_tools_list_is_the_catalog(shared: Any) -> None:
     tools = shared.call("list_tools").tools
     assert [tool.name for tool in tools] == sorted(spec.name for spec in CATALOG)
+    specs = {spec.name: spec for spec in CATALOG}
     for tool in tools:
+        spec = specs[tool.name]
         assert tool.input_schema["additionalProperties"] is False
         assert "diagnostics" in tool.output_schema["properties"]
+        assert tool.title == spec.title
+        hints = tool.annotations
+        assert hints is not None
+        assert hints.title == spec.title
+        assert hints.read_only_hint is spec.read_only
+        assert hints.destructive_hint is spec.destructive
+        assert hints.idempotent_hint is spec.idempotent
+        # the fake runtime reaches nothing: every tool is closed-world on it
+        assert hints.open_world_hint is False
     compile_tool = next(tool for tool in tools if tool.name == "compile_contract")
     assert {"package", "inputs"} <= set(compile_tool.input_schema["properties"])
 
@@ -159,5 +170,5 @@ def test_environment_roots_and_explicit_workspace(
         "safety": session_result["workspace"]["safety"],
         "workspace": str(workspace),
     }
-    assert workspace.is_dir(), "the workspace is created at startup"
+    assert not workspace.exists(), "the workspace is created by its first write, not at start-up"
     assert f"Packages root: {packages_root}" in session_result["instructions"]

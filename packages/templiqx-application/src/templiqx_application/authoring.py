@@ -16,7 +16,7 @@ from templiqx_application.diagnostics import (
     fingerprint_or_diagnostic,
 )
 from templiqx_application.loading import LoadedContract
-from templiqx_contracts import ContractSummary, OperationEnvelope, has_errors
+from templiqx_contracts import ContractSummary, OperationEnvelope, has_errors, quote_input
 from templiqx_core import diff_contracts
 from templiqx_core import explain_contract as core_explain_contract
 from templiqx_core import validate_contract as core_validate_contract
@@ -87,7 +87,7 @@ def put_contract(
             diagnostics=[
                 error(
                     "TQX_DATA_INVALID",
-                    f"invalid data: contract id '{loaded.contract.id}' does not match "
+                    f"invalid data: contract id {quote_input(loaded.contract.id)} does not match "
                     f"inventory id '{contract}'",
                     "/id",
                 )

@@ -34,7 +34,7 @@ from typing import Any, Final, Literal, TypeAlias
 import msgspec
 
 from templiqx_application.diagnostics import error
-from templiqx_contracts import Diagnostic
+from templiqx_contracts import Diagnostic, quote_input
 from templiqx_core.limits import MAX_DOCUMENT_BYTES
 
 __all__ = [
@@ -69,11 +69,39 @@ class ParameterSpec(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, fr
 
 
 class OperationSpec(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, frozen=True):
-    """One operation of the catalog: its name, a one-line summary and its parameters."""
+    """One operation of the catalog: its name, a human title, a one-line summary, its
+    parameters, and what calling it does to the world around it.
+
+    The four behaviour flags are what an agent host reads to decide what it may call without
+    asking (MCP's tool annotations carry them unchanged):
+
+    * ``read_only``: the operation changes nothing in the packages root or the workspace;
+    * ``destructive``: a write that may replace or remove what is there (meaningful only when
+      ``read_only`` is false; a write that only adds is not destructive);
+    * ``idempotent``: calling it again with the same arguments has no further effect (every
+      compare-and-swap write is: the second call is refused by the token the first one spent);
+    * ``open_world``: it may reach outside the local packages and workspace. Only
+      ``execute_contract`` does, and only on a live runtime: the catalog, which knows no
+      runtime, says ``True``; a surface that knows its runtime is offline (the deterministic
+      fake) narrows it.
+
+    The defaults are the cautious ones (MCP's own): a write that may destroy, not idempotent,
+    open-world. Every operation of :data:`CATALOG` states all four.
+    """
 
     name: str
+    title: str = ""
     summary: str
     parameters: list[ParameterSpec]
+    read_only: bool = False
+    destructive: bool = True
+    idempotent: bool = False
+    open_world: bool = True
+
+    @property
+    def display_title(self) -> str:
+        """``title``, or the name in words when the spec has none (``Summarise package``)."""
+        return self.title or self.name.replace("_", " ").capitalize()
 
 
 def _req(name: str, description: str, type_: ParameterType = "string") -> ParameterSpec:
@@ -94,8 +122,20 @@ _WORKSPACE = _opt(
     None,
     "Absolute workspace folder overriding the composed one for this call.",
 )
-_INPUTS = _opt("inputs", "object", {}, "Input values by name.")
-_CONTEXT = _opt("context", "object", {}, "Context values by name.")
+_INPUTS = _opt(
+    "inputs",
+    "object",
+    {},
+    "Input values by name, as the contract declares them (explain_contract lists the names; "
+    "inspect_contract shows each one's type).",
+)
+_CONTEXT = _opt(
+    "context",
+    "object",
+    {},
+    "Context values by name, as the contract declares them (explain_contract lists the names; "
+    "inspect_contract shows each one's type).",
+)
 _CAPABILITIES = _opt(
     "capabilities",
     "string_list",
@@ -115,64 +155,120 @@ _EVAL_CAPABILITIES = _opt(
     None,
     "Capabilities the target offers, e.g. structured_output (default: the fake runtime's).",
 )
+_MANIFEST_TOKEN = (
+    "fingerprints.manifest of the package's last write or of export_package_identity "
+    "(not fingerprints.package_identity)"
+)
+_CONTRACT_TOKEN = "fingerprints.contract of inspect_contract or of the contract's last write"
 
 
-def _op(name: str, summary: str, *parameters: ParameterSpec) -> OperationSpec:
-    return OperationSpec(name=name, summary=summary, parameters=list(parameters))
+def _op(
+    name: str, title: str, summary: str, *parameters: ParameterSpec, **behaviour: bool
+) -> OperationSpec:
+    return OperationSpec(
+        name=name, title=title, summary=summary, parameters=list(parameters), **behaviour
+    )
+
+
+def _read(name: str, title: str, summary: str, *parameters: ParameterSpec) -> OperationSpec:
+    """An operation that changes nothing and stays inside the packages and the workspace."""
+    return _op(
+        name,
+        title,
+        summary,
+        *parameters,
+        read_only=True,
+        destructive=False,
+        idempotent=True,
+        open_world=False,
+    )
+
+
+def _write(
+    name: str, title: str, summary: str, *parameters: ParameterSpec, destructive: bool
+) -> OperationSpec:
+    """A local write guarded by a compare-and-swap token or an existence check (idempotent)."""
+    return _op(
+        name,
+        title,
+        summary,
+        *parameters,
+        read_only=False,
+        destructive=destructive,
+        idempotent=True,
+        open_world=False,
+    )
 
 
 CATALOG: tuple[OperationSpec, ...] = (
-    _op("catalog", "List the operations this service offers, with their parameters."),
-    _op("discover_packages", "List every package under the root, sorted by name and version."),
-    _op(
+    _read(
+        "catalog",
+        "List operations",
+        "List the operations this service offers, with their parameters.",
+    ),
+    _read(
+        "discover_packages",
+        "Discover packages",
+        "List every package under the root, sorted by name and version.",
+    ),
+    _write(
         "create_package",
+        "Create package",
         "Create an empty package: a manifest and its inventory folders.",
         _req("name", "Name of the new package."),
         _req("version", "Semantic version of the new package, e.g. 0.1.0."),
+        destructive=False,
     ),
-    _op(
+    _write(
         "update_package",
+        "Update package",
         "Change a package's version or description (compare-and-swap); clears signatures.",
         _PACKAGE,
-        _req("expected_fingerprint", "The manifest fingerprint the update is based on."),
+        _req("expected_fingerprint", f"The current manifest fingerprint: {_MANIFEST_TOKEN}."),
         _opt("version", "string", None, "New semantic version."),
         _opt("description", "string", None, "New description."),
+        destructive=True,
     ),
-    _op(
+    _write(
         "delete_package",
+        "Delete package",
         "Delete a package (compare-and-swap); refused with dependents or untracked files.",
         _PACKAGE,
-        _req("expected_fingerprint", "The current manifest fingerprint."),
+        _req("expected_fingerprint", f"The current manifest fingerprint: {_MANIFEST_TOKEN}."),
+        destructive=True,
     ),
-    _op(
+    _read(
         "export_package_identity",
+        "Export package identity",
         "The package identity: the normalized manifest and the SHA-256 of every artifact.",
         _PACKAGE,
     ),
-    _op(
+    _write(
         "sign_package",
+        "Sign package",
         "Sign the package identity with the key in TEMPLIQX_PACKAGE_SIGNING_KEY.",
         _PACKAGE,
         _req("key_id", "Name of the signing key, stored beside the signature."),
-        _req(
-            "expected_fingerprint",
-            "The manifest fingerprint (export_package_identity's `manifest`).",
-        ),
+        _req("expected_fingerprint", f"The current manifest fingerprint: {_MANIFEST_TOKEN}."),
+        destructive=False,
     ),
-    _op(
+    _read(
         "verify_package_trust",
+        "Verify package trust",
         "Verify the package's signatures; strict mode also rejects an unsigned package.",
         _PACKAGE,
         _opt("strict", "boolean", False, "Reject a package without signatures."),
     ),
-    _op(
+    _read(
         "inspect_contract",
+        "Inspect contract",
         "The contract as loaded: parsed, tool references resolved, includes expanded.",
         _PACKAGE,
         _CONTRACT,
     ),
-    _op(
+    _write(
         "put_contract",
+        "Write contract",
         "Create a contract, or replace it (compare-and-swap), from YAML source.",
         _PACKAGE,
         _CONTRACT,
@@ -181,34 +277,49 @@ CATALOG: tuple[OperationSpec, ...] = (
             "expected_fingerprint",
             "string",
             None,
-            "The current contract fingerprint (inspect_contract's); omit only when creating.",
+            f"The current contract fingerprint: {_CONTRACT_TOKEN}; omit only when creating.",
         ),
+        destructive=True,
     ),
-    _op(
+    _write(
         "delete_contract",
+        "Delete contract",
         "Delete a contract and its inventory entry (compare-and-swap).",
         _PACKAGE,
         _CONTRACT,
-        _req("expected_fingerprint", "The current contract fingerprint (inspect_contract's)."),
+        _req("expected_fingerprint", f"The current contract fingerprint: {_CONTRACT_TOKEN}."),
+        destructive=True,
     ),
-    _op("validate_contract", "Validate one contract.", _PACKAGE, _CONTRACT),
-    _op(
+    _read(
+        "validate_contract",
+        "Validate contract",
+        "Check one contract without compiling it: parse it strictly, resolve its includes and "
+        "tool references, and validate its fields, references and schemas; every problem is a "
+        "diagnostic with its file, line and a fix.",
+        _PACKAGE,
+        _CONTRACT,
+    ),
+    _read(
         "validate_package",
+        "Validate package",
         "Validate a whole package: manifest, inventory, contracts, lock and signatures.",
         _PACKAGE,
     ),
-    _op(
+    _read(
         "compile_contract",
+        "Compile contract",
         "Compile a contract and values into one provider-neutral interaction.",
         *_COMPILE_PARAMETERS,
     ),
-    _op(
+    _read(
         "render_contract",
+        "Render contract",
         "Render a contract's messages deterministically, without a model.",
         *_COMPILE_PARAMETERS,
     ),
     _op(
         "execute_contract",
+        "Execute contract",
         "Compile and run one interaction on the composed runtime, optionally streaming.",
         *_COMPILE_PARAMETERS[:-1],
         _RUNTIME_CAPABILITIES,
@@ -216,7 +327,9 @@ CATALOG: tuple[OperationSpec, ...] = (
             "fixture_output",
             "json",
             None,
-            "Output the deterministic fake runtime returns (required by that runtime).",
+            "The model output the deterministic fake runtime returns, as any JSON value (an "
+            "object for structured output, a string for text); required by that runtime, "
+            "ignored by live ones.",
         ),
         _opt(
             "stream",
@@ -224,54 +337,75 @@ CATALOG: tuple[OperationSpec, ...] = (
             False,
             "Stream the execution; the envelope's stream_events then end in Complete or Failed.",
         ),
+        read_only=True,
+        destructive=False,
+        idempotent=False,
+        open_world=True,
     ),
-    _op(
+    _read(
         "list_workspace_artifacts",
+        "List workspace artifacts",
         "List the artifacts in a package's workspace folder.",
         _PACKAGE,
         _WORKSPACE,
         _opt("prefix", "string", None, "Only artifacts at or below this relative path."),
     ),
-    _op(
+    _read(
         "read_artifact",
+        "Read artifact",
         "Read one workspace artifact, as UTF-8 text or base64.",
         _PACKAGE,
         _req("path", "Artifact path relative to the package's workspace folder."),
         _WORKSPACE,
     ),
-    _op(
+    _write(
         "delete_workspace_artifact",
+        "Delete workspace artifact",
         "Delete one workspace artifact (compare-and-swap on its SHA-256).",
         _PACKAGE,
         _req("path", "Artifact path relative to the package's workspace folder."),
-        _req("expected_fingerprint", "SHA-256 of the artifact's current bytes."),
+        _req(
+            "expected_fingerprint",
+            "SHA-256 of the artifact's current bytes (read_artifact's fingerprints.artifact).",
+        ),
         _WORKSPACE,
+        destructive=True,
     ),
-    _op(
+    _read(
         "test_package",
+        "Test package",
         "Run every eval fixture of every contract on the deterministic fake runtime.",
         _PACKAGE,
         _EVAL_CAPABILITIES,
     ),
-    _op("list_evals", "List every (contract, fixture) pair run_eval accepts.", _PACKAGE),
-    _op(
+    _read(
+        "list_evals",
+        "List evals",
+        "List every (contract, fixture) pair run_eval accepts, with the capabilities each "
+        "contract requires.",
+        _PACKAGE,
+    ),
+    _read(
         "run_eval",
+        "Run eval",
         "Run one eval fixture on the deterministic fake runtime.",
         _PACKAGE,
         _CONTRACT,
         _req("fixture_id", "Id of the eval fixture inside the contract."),
         _EVAL_CAPABILITIES,
     ),
-    _op(
+    _read(
         "diff_contract",
+        "Compare contracts",
         "Compare two loaded contracts by fingerprint and list the parts that differ.",
         _req("left_package", "Package of the left contract."),
         _req("left_contract", "Id of the left contract."),
         _req("right_package", "Package of the right contract."),
         _req("right_contract", "Id of the right contract."),
     ),
-    _op(
+    _read(
         "explain_contract",
+        "Explain contract",
         "Explain a contract's inputs, context, capabilities and components, with fix hints.",
         _PACKAGE,
         _CONTRACT,
@@ -337,11 +471,11 @@ def _json_problem(value: Any, where: str, size: _Size, depth: int = 0) -> str | 
     if isinstance(value, int):
         size.add(21)
         if value < _I64_MIN or value > _U64_MAX:
-            return f"{where} is an integer outside the 64-bit range"
+            return f"{_short(where)} is an integer outside the 64-bit range"
         return None
     if isinstance(value, float):
         size.add(24)
-        return None if math.isfinite(value) else f"{where} is not a finite number"
+        return None if math.isfinite(value) else f"{_short(where)} is not a finite number"
     if isinstance(value, (list, tuple)):
         size.add(2)
         for index, item in enumerate(value):
@@ -354,14 +488,14 @@ def _json_problem(value: Any, where: str, size: _Size, depth: int = 0) -> str | 
         size.add(2)
         for key, item in value.items():
             if not isinstance(key, str):
-                return f"{where} has a non-string key {_short(repr(key))}"
+                return f"{_short(where)} has a non-string key {_short(repr(key))}"
             size.text(key)
             size.add(2)
             problem = _json_problem(item, f"{where}/{_escape(key)}", size, depth + 1)
             if problem is not None:
                 return problem
         return None
-    return f"{where} is a {type(value).__name__}, which is not a JSON value"
+    return f"{_short(where)} is a {type(value).__name__}, which is not a JSON value"
 
 
 def _escape(segment: str) -> str:
@@ -457,7 +591,7 @@ def bind_arguments(
         diagnostics.append(
             error(
                 "TQX_ARGUMENT_UNKNOWN",
-                f"operation '{spec.name}' has no parameter '{name}'",
+                f"operation '{spec.name}' has no parameter {quote_input(name)}",
                 f"/{_escape(name)}",
                 help=_parameter_help(spec),
             )

@@ -86,6 +86,8 @@ APPLICATION_CODES: dict[str, str] = {
 PORT_CODES: dict[str, str] = {
     "TQX_NOT_FOUND": "Check the package, contract, fixture or artifact name.",
     "TQX_CAS_CONFLICT": "Read the current fingerprint again and retry with it.",
+    "TQX_BUSY": "Another writer held the package's or workspace's lock past the wait limit; "
+    "retry in a moment.",
     "TQX_PATH_INVALID": "Use a package-relative path with `/` separators, no `..`, no "
     "backslash and no symlinks.",
     "TQX_UNSUPPORTED": "The composed adapter cannot do this.",

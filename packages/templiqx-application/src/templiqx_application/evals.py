@@ -19,7 +19,9 @@ from templiqx_contracts import (
     RenderRequest,
     TestCaseResult,
     TestReport,
+    quote_input,
 )
+from templiqx_core import required_capabilities
 from templiqx_ports import PortError
 
 __all__ = ["list_evals", "run_eval", "run_fixture", "test_package"]
@@ -92,7 +94,8 @@ def test_package(
 
 
 def list_evals(ctx: ServiceContext, package: str) -> OperationEnvelope:
-    """Every (contract, fixture) pair of the package; load failures become diagnostics."""
+    """Every (contract, fixture) pair of the package with the capabilities its contract
+    requires; load failures become diagnostics."""
     operation = "list_evals"
     try:
         manifest = ctx.store.manifest(package)
@@ -105,8 +108,9 @@ def list_evals(ctx: ServiceContext, package: str) -> OperationEnvelope:
         if loaded.contract is None:
             diagnostics.extend(loaded.diagnostics)
             continue
+        required = required_capabilities(loaded.contract)
         cases.extend(
-            EvalCase(contract_id=contract_id, fixture_id=fixture.id)
+            EvalCase(contract_id=contract_id, fixture_id=fixture.id, required_capabilities=required)
             for fixture in loaded.contract.evals
         )
     return envelope(operation, result=cases, diagnostics=diagnostics)
@@ -131,7 +135,7 @@ def run_eval(
             diagnostics=[
                 error(
                     "TQX_NOT_FOUND",
-                    f"eval fixture '{fixture_id}' not found for contract '{contract}'",
+                    f"eval fixture {quote_input(fixture_id)} not found for contract '{contract}'",
                     "/evals",
                 )
             ],

@@ -77,7 +77,7 @@ def discover_packages(ctx: ServiceContext) -> OperationEnvelope:
 
 
 def create_package(ctx: ServiceContext, name: str, version: str) -> OperationEnvelope:
-    """Bootstrap an empty package; fingerprint ``package`` (its manifest)."""
+    """Bootstrap an empty package; fingerprint ``manifest`` (the CAS token of later writes)."""
     operation = "create_package"
     problem = version_problem(version)
     if problem is not None:
@@ -86,7 +86,7 @@ def create_package(ctx: ServiceContext, name: str, version: str) -> OperationEnv
         manifest = ctx.store.create_package(name, version)
     except PortError as exc:
         return port_failure(operation, exc)
-    return envelope(operation, result=manifest, fingerprints={"package": fingerprint(manifest)})
+    return envelope(operation, result=manifest, fingerprints={"manifest": fingerprint(manifest)})
 
 
 def update_package(
@@ -118,7 +118,7 @@ def update_package(
         )
     except PortError as exc:
         return port_failure(operation, exc)
-    return envelope(operation, result=manifest, fingerprints={"package": fingerprint(manifest)})
+    return envelope(operation, result=manifest, fingerprints={"manifest": fingerprint(manifest)})
 
 
 def delete_package(
@@ -131,7 +131,7 @@ def delete_package(
         removed = ctx.store.delete_package(package, expected_fingerprint)
     except PortError as exc:
         return port_failure(operation, exc)
-    return envelope(operation, result=manifest, fingerprints={"package": removed})
+    return envelope(operation, result=manifest, fingerprints={"manifest": removed})
 
 
 _CONSISTENT_READ_ATTEMPTS = 8
@@ -175,7 +175,7 @@ def export_package_identity(ctx: ServiceContext, package: str) -> OperationEnvel
 def sign_package(
     ctx: ServiceContext, package: str, key_id: str, expected_fingerprint: str
 ) -> OperationEnvelope:
-    """Attach a ``sha256-keyed`` signature over the identity; fingerprint ``package``."""
+    """Attach a ``sha256-keyed`` signature over the identity; fingerprint ``manifest``."""
     operation = "sign_package"
     key = signing_key()
     if key is None:
@@ -204,7 +204,7 @@ def sign_package(
         )
     except PortError as exc:
         return port_failure(operation, exc)
-    return envelope(operation, result=manifest, fingerprints={"package": fingerprint(manifest)})
+    return envelope(operation, result=manifest, fingerprints={"manifest": fingerprint(manifest)})
 
 
 def verify_package_trust(ctx: ServiceContext, package: str, strict: bool) -> OperationEnvelope:

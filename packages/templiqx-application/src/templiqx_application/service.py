@@ -48,7 +48,12 @@ from templiqx_application.loading import ContractLoader
 from templiqx_application.stream_record import DEFAULT_STREAM_LIMITS, StreamLimits
 from templiqx_application.stream_runs import AsyncContractStream, ContractStream
 from templiqx_application.workers import DEFAULT_WORKER_THREADS, WorkerPool
-from templiqx_contracts import AdapterDescriptor, OperationEnvelope, RenderRequest
+from templiqx_contracts import (
+    AdapterDescriptor,
+    OperationEnvelope,
+    RenderRequest,
+    quote_input,
+)
 from templiqx_ports import ArtifactWorkspace, CancelToken, PackageStore, RuntimeAdapter, StreamSink
 
 __all__ = ["TempliqxService"]
@@ -190,8 +195,7 @@ class TempliqxService:
         # huge one would be echoed whole. Non-strings are named by type, long names cut.
         if isinstance(name, str):
             label = name
-            shown = name if len(name) <= 120 else name[:120] + "..."
-            message = f"unknown operation '{shown}'"
+            message = f"unknown operation {quote_input(name)}"
         else:
             label = ""
             message = f"an operation name is a string, not {type(name).__name__}"

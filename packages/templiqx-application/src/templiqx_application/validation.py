@@ -262,7 +262,7 @@ def validate_package(ctx: ServiceContext, package: str) -> OperationEnvelope:
         strict=strict_from_environment(),
         diagnostics=diagnostics,
     )
-    fingerprints = {} if has_errors(diagnostics) else {"package": fingerprint(identity)}
+    fingerprints = {} if has_errors(diagnostics) else {"package_identity": fingerprint(identity)}
     diagnostics = _in_package_files(ctx, package, diagnostics)
     return envelope(operation, result=summaries, diagnostics=diagnostics, fingerprints=fingerprints)
 

@@ -59,9 +59,22 @@ class WorkerPool:
         """Await ``work()`` run on a worker thread; the loop keeps running meanwhile.
 
         A cancellation of the awaiting task does not stop ``work`` (a thread cannot be
-        interrupted); callers that need the work to stop pass it a cancel token as well.
+        interrupted): the task waits for the thread to finish, then the cancellation goes on,
+        so no worker is ever left running for a caller that has gone (a bound on callers is a
+        bound on workers). Callers that need the work to stop pass it a cancel token as well.
         """
-        return await asyncio.wrap_future(self.submit(work))
+        future = asyncio.wrap_future(self.submit(work))
+        try:
+            return await asyncio.shield(future)
+        except asyncio.CancelledError:
+            while not future.done():
+                try:
+                    await asyncio.wait([future])
+                except asyncio.CancelledError:
+                    continue  # cancelled again: still wait for the thread
+            if not future.cancelled():
+                future.exception()  # retrieved: nobody awaits this outcome any more
+            raise
 
     def shutdown(self) -> None:
         """Stop accepting work and let the running calls finish (idempotent)."""

@@ -90,7 +90,13 @@ from templiqx_contracts.partial_json import (
     PartialValue,
     ValuePath,
 )
-from templiqx_contracts.quoting import QUOTE_LIMIT, quote_input
+from templiqx_contracts.quoting import (
+    DIAGNOSTIC_TEXT_LIMIT,
+    QUOTE_LIMIT,
+    bound_text,
+    elide,
+    quote_input,
+)
 from templiqx_contracts.runtime import (
     COMPILER_ID,
     AdapterDescriptor,
@@ -115,6 +121,7 @@ __all__ = [
     "CHECKED_FORMATS",
     "COMPILER_ID",
     "FILTER_NAMES",
+    "DIAGNOSTIC_TEXT_LIMIT",
     "QUOTE_LIMIT",
     "ROLES",
     "SIGNATURE_ALGORITHM",
@@ -202,5 +209,7 @@ __all__ = [
     "has_errors",
     "is_date",
     "is_date_time",
+    "bound_text",
+    "elide",
     "quote_input",
 ]

@@ -8,6 +8,7 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from templiqx_contracts.contract import API_VERSION
+from templiqx_contracts.quoting import bound_text
 from templiqx_contracts.runtime import StreamEvent, Usage
 
 __all__ = [
@@ -41,7 +42,11 @@ class SourceSpan(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
 
 
 class Diagnostic(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, omit_defaults=True):
-    """A problem report with a stable ``TQX_*`` code; optional fields are omitted when absent."""
+    """A problem report with a stable ``TQX_*`` code; optional fields are omitted when absent.
+
+    Text fields longer than :data:`~templiqx_contracts.DIAGNOSTIC_TEXT_LIMIT` characters are cut
+    when the diagnostic is built (:func:`~templiqx_contracts.bound_text`).
+    """
 
     code: str
     severity: Severity
@@ -50,6 +55,16 @@ class Diagnostic(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, omit_
     json_pointer: str | None = None
     span: SourceSpan | None = None
     help: str | None = None
+
+    def __post_init__(self) -> None:
+        # The safety net of the quoting rule: no text field grows with the input it echoes.
+        self.message = bound_text(self.message)
+        if self.help is not None:
+            self.help = bound_text(self.help)
+        if self.file is not None:
+            self.file = bound_text(self.file)
+        if self.json_pointer is not None:
+            self.json_pointer = bound_text(self.json_pointer)
 
     @classmethod
     def error(
@@ -198,10 +213,13 @@ class TestReport(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
 
 
 class EvalCase(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
-    """One entry of ``list_evals``."""
+    """One entry of ``list_evals``: a fixture ``run_eval`` accepts, and the capabilities its
+    contract requires (the contract's and its extensions', sorted), which the capabilities
+    the eval runs with must include."""
 
     contract_id: str
     fixture_id: str
+    required_capabilities: list[str] = msgspec.field(default_factory=list)
 
 
 class WorkspaceArtifact(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):

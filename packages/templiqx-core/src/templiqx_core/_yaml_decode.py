@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from dataclasses import field as dataclass_field
 from typing import Any, NoReturn, TypeAlias
 
+from templiqx_contracts import quote_input
 from templiqx_core._recovery import placeholder, register_placeholder, rename, report
 from templiqx_core._yaml_scalars import TAG_MAP, TAG_SEQ, describe, resolve_scalar, short_tag
 from templiqx_core._yaml_tree import (
@@ -100,11 +101,11 @@ def found(node: Node) -> str:
     if isinstance(node, Sequence):
         return "a sequence"
     if node.style:
-        return f"the string `{node.value}`"
+        return f"the string {quote_input(node.value)}"
     try:
         return describe(resolve_scalar(node))
     except YamlError:
-        return f"`{node.value}`"
+        return quote_input(node.value)
 
 
 def resolve(node: Scalar, path: str) -> Any:

@@ -16,6 +16,7 @@ import math
 import re
 from typing import Any, Final
 
+from templiqx_contracts import quote_input
 from templiqx_core._yaml_tree import Scalar, YamlError
 
 __all__ = ["describe", "resolve_scalar", "short_tag"]
@@ -190,4 +191,4 @@ def describe(value: Any) -> str:
         return f"an integer `{value}`"
     if isinstance(value, float):
         return f"a float `{value!r}`"
-    return f"a string `{value}`"
+    return f"a string {quote_input(value)}"

@@ -18,7 +18,7 @@ from typing import Any, Final
 import jsonschema_rs
 import msgspec
 
-from templiqx_contracts import Diagnostic, FormatPlan, format_plan
+from templiqx_contracts import Diagnostic, FormatPlan, elide, format_plan
 from templiqx_core import codes
 from templiqx_core.lru import LRU, digest_key
 
@@ -63,7 +63,7 @@ class EngineSchema:
         try:
             if validator.is_valid(value):
                 return []
-            return [str(error.message) for error in validator.iter_errors(value)]
+            return [elide(str(error.message)) for error in validator.iter_errors(value)]
         except (ValueError, TypeError, OverflowError) as exc:
             return [f"value is not JSON data: {exc}"]
 

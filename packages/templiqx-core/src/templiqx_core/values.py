@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from templiqx_contracts import Contract, Diagnostic, FieldSpec, RenderRequest
+from templiqx_contracts import Contract, Diagnostic, FieldSpec, RenderRequest, quote_input
 from templiqx_core import codes
 from templiqx_core.schema import compile_schema, validate_instance
 
@@ -46,7 +46,9 @@ def _validate_scope(
         if name not in fields:
             out.append(
                 codes.problem(
-                    codes.VALUE_UNKNOWN, f"undeclared {scope} value '{name}'", f"/{scope}/{name}"
+                    codes.VALUE_UNKNOWN,
+                    f"undeclared {scope} value {quote_input(name)}",
+                    f"/{scope}/{name}",
                 )
             )
 

@@ -13,6 +13,7 @@ from templiqx_local.compose import (
     compose,
     load_runtime,
 )
+from templiqx_local.locking import DEFAULT_LOCK_TIMEOUT
 from templiqx_local.manifest_yaml import dump_manifest
 from templiqx_local.paths import (
     RESERVED_PREFIX,
@@ -33,6 +34,7 @@ from templiqx_local.workspace import (
 __version__ = "0.2.0"
 
 __all__ = [
+    "DEFAULT_LOCK_TIMEOUT",
     "DEFAULT_WORKSPACE_DIR",
     "PACKAGE_LOCKS_DIR",
     "RESERVED_PREFIX",

@@ -1,7 +1,8 @@
 """Composition: a ready :class:`~templiqx_application.TempliqxService` over a folder.
 
-``compose(root)`` is what every surface calls: the filesystem store at ``root``, the workspace
-at ``root/.templiqx-workspace`` and the deterministic fake runtime, so everything works offline.
+``compose(root)`` is what every surface calls: the filesystem store at ``root`` (an existing
+folder), the workspace at ``root/.templiqx-workspace`` (created by its first write) and the
+deterministic fake runtime, so everything works offline. Composing writes nothing.
 ``load_runtime(name)`` builds a runtime adapter by its entry-point name in the
 ``templiqx.runtimes`` group (``fake``, ``mock``, ``openai``, ``langfuse`` or any third-party
 adapter), so surfaces select runtimes without importing adapters.
@@ -15,6 +16,7 @@ from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
 
 from templiqx_application import Clock, DeterministicFakeRuntime, TempliqxService
+from templiqx_local.locking import DEFAULT_LOCK_TIMEOUT
 from templiqx_local.store import FilesystemPackageStore
 from templiqx_local.workspace import DEFAULT_WORKSPACE_DIR, FilesystemArtifactWorkspace
 from templiqx_ports import RuntimeAdapter
@@ -49,19 +51,26 @@ def compose(
     *,
     workspace_override_roots: Iterable[str | os.PathLike[str]] | None = None,
     clock: Clock | None = None,
+    create_root: bool = False,
+    lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
 ) -> TempliqxService:
     """A service over the packages under ``root``.
 
-    ``workspace`` defaults to ``root/.templiqx-workspace``; ``runtime`` to the deterministic
+    ``root`` must be an existing folder: a missing one raises the store's
+    :class:`~templiqx_ports.InvalidPathError` (``TQX_PATH_INVALID``), unless ``create_root``
+    asks for it to be created. ``workspace`` defaults to ``root/.templiqx-workspace`` and is
+    created by the first write to it, never before; ``runtime`` defaults to the deterministic
     fake. ``workspace_override_roots`` lists the folders a per-call ``workspace`` argument may
-    lie in (default: only the workspace itself). Both folders are created if missing; a root
-    that cannot be used raises the store's :class:`~templiqx_ports.PortError`.
+    lie in (default: only the workspace itself). ``lock_timeout`` is how long a write waits
+    for another writer of the same package before it ends in ``TQX_BUSY``.
     """
-    store = FilesystemPackageStore(root)
+    store = FilesystemPackageStore(root, create=create_root, lock_timeout=lock_timeout)
     workspace_root = (
         Path(workspace) if workspace is not None else store.root / DEFAULT_WORKSPACE_DIR
     )
-    artifacts = FilesystemArtifactWorkspace(workspace_root, override_roots=workspace_override_roots)
+    artifacts = FilesystemArtifactWorkspace(
+        workspace_root, override_roots=workspace_override_roots, lock_timeout=lock_timeout
+    )
     return TempliqxService(
         store,
         artifacts,

@@ -39,7 +39,14 @@ from templiqx_contracts import (
 from templiqx_core.parse import parse_lock, parse_manifest
 from templiqx_ports import InvalidDataError
 
-__all__ = ["dump_manifest", "load_lock", "load_manifest", "yaml_scalar", "yaml_string"]
+__all__ = [
+    "dump_manifest",
+    "load_lock",
+    "load_manifest",
+    "render_field",
+    "yaml_scalar",
+    "yaml_string",
+]
 
 _PLAIN_SAFE = re.compile(r"[ !#-\[\]-~]*")  # printable ASCII except '"' and '\'
 _SHORT_ESCAPES = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\t": "\\t", "\r": "\\r", "\x00": "\\0"}
@@ -138,6 +145,14 @@ def _block(value: dict[str, Any] | list[Any], indent: int, lines: list[str]) -> 
         else:
             text = _flow(item) if isinstance(item, (dict, list)) else yaml_scalar(item)
             lines.append(f"{pad}- {text}")
+
+
+def render_field(name: str, value: Any) -> str:
+    """One top-level manifest entry (``name: value``, without a final newline), written as
+    :func:`dump_manifest` writes it."""
+    lines: list[str] = []
+    _mapping({name: value}, 0, lines, top=True)
+    return "\n".join(lines)
 
 
 def dump_manifest(manifest: PackageManifest, *, verify: bool = True) -> str:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 
+from templiqx_contracts import quote_input
 from templiqx_ports import InvalidPathError
 
 __all__ = [
@@ -31,7 +32,6 @@ __all__ = [
     "is_reserved_name",
     "is_relative_path",
     "is_segment",
-    "show",
 ]
 
 MAX_SEGMENT_BYTES = 250
@@ -44,11 +44,6 @@ RESERVED_PREFIX = ".templiqx-"
 """Names with this prefix belong to the store (locks, default workspace, temporary files)."""
 
 _SEGMENT = re.compile(r"[A-Za-z0-9._-]+")
-
-
-def show(value: str, limit: int = 120) -> str:
-    """Quote ``value`` for a message: escapes control characters and shortens long values."""
-    return repr(value[:limit] + ("..." if len(value) > limit else ""))
 
 
 def is_segment(value: str) -> bool:
@@ -68,13 +63,13 @@ def check_segment(value: str, what: str) -> str:
     if not isinstance(value, str) or value == "":
         raise InvalidPathError(f"{what} must not be empty")
     if value in (".", ".."):
-        raise InvalidPathError(f"{what} {show(value)} must not be '.' or '..'")
+        raise InvalidPathError(f"{what} {quote_input(value)} must not be '.' or '..'")
     if len(value) > MAX_SEGMENT_BYTES:
         raise InvalidPathError(
-            f"{what} {show(value)} is longer than {MAX_SEGMENT_BYTES} characters"
+            f"{what} {quote_input(value)} is longer than {MAX_SEGMENT_BYTES} characters"
         )
     if _SEGMENT.fullmatch(value) is None:
-        raise InvalidPathError(f"{what} {show(value)} {_segment_problem(value)}")
+        raise InvalidPathError(f"{what} {quote_input(value)} {_segment_problem(value)}")
     return value
 
 
@@ -102,7 +97,7 @@ def check_package_name(value: str) -> str:
     check_segment(value, "package name")
     if is_reserved_name(value):
         raise InvalidPathError(
-            f"package name {show(value)} is reserved: names starting with "
+            f"package name {quote_input(value)} is reserved: names starting with "
             f"'{RESERVED_PREFIX}' belong to the store"
         )
     return value
@@ -142,6 +137,6 @@ def check_relative_path(value: str, what: str = "path") -> tuple[str, ...]:
     """Split a valid relative path into its segments, else raise :class:`InvalidPathError`."""
     problem = _relative_path_problem(value)
     if problem is not None:
-        shown = show(value) if isinstance(value, str) else repr(value)
+        shown = quote_input(value) if isinstance(value, str) else repr(value)
         raise InvalidPathError(f"{what} {shown} {problem}")
     return tuple(value.split("/"))

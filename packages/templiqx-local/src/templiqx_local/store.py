@@ -7,11 +7,14 @@ Layout::
     <root>/<package>/contracts/<id>.yaml      contract sources
     <root>/<package>/...                      components, evals, templates, translations, ...
     <root>/.templiqx-package-locks/<package>.lock   advisory lock files (kept forever)
+    <root>/.templiqx-package-locks/.gitignore       ``*``: the lock folder is never versioned
 
-Every path is reached by a symlink-refusing walk from the root (:mod:`templiqx_local.confined`);
-every mutation holds the package's exclusive ``flock`` and replaces files atomically
-(:mod:`templiqx_local.atomic`). Reads take no lock: each file is replaced atomically, so a
-reader sees either the old or the new bytes.
+The root must exist: the store never creates it (unless asked to), and a read never writes
+anything. Every path is reached by a symlink-refusing walk from the root
+(:mod:`templiqx_local.confined`); every mutation holds the package's exclusive ``flock``
+(created by the first write, waited for at most ``lock_timeout`` seconds) and replaces files
+atomically (:mod:`templiqx_local.atomic`). Reads take no lock: each file is replaced
+atomically, so a reader sees either the old or the new bytes.
 
 Messages name files relative to the root (``welcome/contracts/greeting.yaml``), never by host
 path. YAML documents — manifests, locks, contract sources and any ``*.yaml``/``*.yml`` artifact —
@@ -39,6 +42,7 @@ from templiqx_contracts import (
     PackageSignature,
     fingerprint,
     fingerprint_bytes,
+    quote_input,
 )
 from templiqx_core.limits import MAX_DOCUMENT_BYTES
 from templiqx_local.atomic import TEMP_PREFIX, commit, discard, is_temp_name, prepare, write_atomic
@@ -61,7 +65,8 @@ from templiqx_local.identity import (
     inventory_paths,
     tracked_paths,
 )
-from templiqx_local.locking import acquire_lock
+from templiqx_local.locking import DEFAULT_LOCK_TIMEOUT, acquire_lock
+from templiqx_local.manifest_edit import edit_manifest
 from templiqx_local.manifest_yaml import dump_manifest, load_lock, load_manifest
 from templiqx_local.paths import (
     check_package_name,
@@ -69,7 +74,6 @@ from templiqx_local.paths import (
     check_segment,
     is_reserved_name,
     is_segment,
-    show,
 )
 from templiqx_ports import (
     ConflictError,
@@ -102,31 +106,45 @@ def _file_in_the_way(path: Path) -> Path | None:
     return None
 
 
-def canonical_root(root: str | os.PathLike[str], what: str = "root") -> Path:
-    """Create ``root`` if missing and return its canonical absolute path.
+def canonical_root(
+    root: str | os.PathLike[str], what: str = "root", *, create: bool = True
+) -> Path:
+    """The canonical absolute path of the folder ``root``, created when missing if ``create``.
 
-    ``what`` names the folder in messages (``packages root``, ``workspace root``). A regular
-    file at ``root``, or where one of its parent folders should be, is ``InvalidPathError``
-    saying so (not the operating system's "File exists").
+    ``what`` names the folder in messages (``packages root``, ``workspace root``). A missing
+    folder that is not to be created, a regular file at ``root`` and a file where one of its
+    parent folders should be are each ``InvalidPathError`` saying so (not the operating
+    system's "File exists").
     """
     path = Path(root)
-    shown = show(str(path))
+    shown = quote_input(str(path))
+    fix = "name a folder (created when missing)" if create else "name an existing folder"
     try:
-        path.mkdir(parents=True, exist_ok=True)
+        if create:
+            path.mkdir(parents=True, exist_ok=True)
         canonical = path.resolve(strict=True)
     except (FileExistsError, NotADirectoryError) as exc:
         blocker = _file_in_the_way(path)
         if blocker is None or blocker == path:
             problem = f"{what} {shown} is a file, not a directory"
         else:
-            problem = f"{what} {shown} cannot be created: {show(str(blocker))} is a file"
-        raise InvalidPathError(f"{problem}; name a folder (created when missing)") from exc
+            verb = "cannot be created" if create else "does not exist"
+            problem = f"{what} {shown} {verb}: {quote_input(str(blocker))} is a file"
+        raise InvalidPathError(f"{problem}; {fix}") from exc
+    except FileNotFoundError as exc:
+        if create:
+            raise port_error(exc, str(path)) from exc
+        raise InvalidPathError(
+            f"{what} {shown} does not exist",
+            help=f"Name the existing folder that is the {what}, or create it first: "
+            "it is never created for you.",
+        ) from exc
     except OSError as exc:
         raise port_error(exc, str(path)) from exc
     except (ValueError, RuntimeError) as exc:  # NUL in the path, symlink loops
         raise InvalidPathError(f"{what} {shown} is not usable: {exc}") from exc
     if not canonical.is_dir():
-        raise InvalidPathError(f"{what} {shown} is not a directory")
+        raise InvalidPathError(f"{what} {shown} is a file, not a directory; {fix}")
     return canonical
 
 
@@ -170,10 +188,29 @@ def _missing_package(package: str) -> NotFoundError:
         help=(
             f"There is no package folder {package!r} under the packages root. Check the name "
             "(discover_packages lists the packages there), or use the packages root that "
-            "holds it: the CLI's --root DIR, templiqx-mcp's first argument or "
+            "holds it: the CLI's --root DIR, templiqx-mcp's --root DIR or "
             "TEMPLIQX_PACKAGES_ROOT, compose(root) in Python."
         ),
     )
+
+
+def _with_item(listed: list[str], item: str) -> list[str]:
+    """``listed`` with ``item`` added: in sort order when the list is sorted, else last."""
+    if listed == sorted(listed):
+        return sorted([*listed, item])
+    return [*listed, item]
+
+
+def _manifest_bytes(stored: tuple[PackageManifest, bytes], updated: PackageManifest) -> bytes:
+    """The new manifest file: the stored text with only the changed entries edited, or, when
+    that text cannot be edited in place, the whole manifest written anew."""
+    before, data = stored
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        text = None
+    edited = None if text is None else edit_manifest(text, before, updated)
+    return (edited if edited is not None else dump_manifest(updated)).encode("utf-8")
 
 
 def _conflict(expected: str, actual: str) -> ConflictError:
@@ -181,10 +218,22 @@ def _conflict(expected: str, actual: str) -> ConflictError:
 
 
 class FilesystemPackageStore(PackageStore):
-    """The package store over a folder of packages (created if missing)."""
+    """The package store over an existing folder of packages.
 
-    def __init__(self, root: str | os.PathLike[str]) -> None:
-        self._root = canonical_root(root, "packages root")
+    A missing ``root`` is ``InvalidPathError`` (``TQX_PATH_INVALID``) unless ``create`` is
+    set. ``lock_timeout`` is how many seconds a write waits for another writer of the same
+    package before it gives up with ``TQX_BUSY``.
+    """
+
+    def __init__(
+        self,
+        root: str | os.PathLike[str],
+        *,
+        create: bool = False,
+        lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
+    ) -> None:
+        self._root = canonical_root(root, "packages root", create=create)
+        self._lock_timeout = lock_timeout
 
     @property
     def root(self) -> Path:
@@ -234,20 +283,29 @@ class FilesystemPackageStore(PackageStore):
             if lstat_entry(root, package, display=package) is None:
                 raise _missing_package(package)
             with (
-                acquire_lock(root, PACKAGE_LOCKS_DIR, package, exclusive=True),
+                acquire_lock(
+                    root, PACKAGE_LOCKS_DIR, package, exclusive=True, timeout=self._lock_timeout
+                ),
                 self._package_dir(root, package) as pkg,
             ):
                 yield root, pkg
 
-    def _manifest_cas(self, pkg: DirHandle, expected: str) -> PackageManifest:
-        manifest = self._read_manifest(pkg)
+    def _stored_manifest(self, pkg: DirHandle) -> tuple[PackageManifest, bytes]:
+        """The manifest and the bytes it was read from."""
+        data = self._read_manifest_bytes(pkg)
+        return load_manifest(data, child_label(pkg.label, MANIFEST_FILE)), data
+
+    def _manifest_cas(self, pkg: DirHandle, expected: str) -> tuple[PackageManifest, bytes]:
+        manifest, data = self._stored_manifest(pkg)
         actual = fingerprint(manifest)
         if actual != expected:
             raise _conflict(expected, actual)
-        return manifest
+        return manifest, data
 
-    def _write_manifest(self, pkg: DirHandle, manifest: PackageManifest) -> None:
-        write_atomic(pkg, MANIFEST_FILE, dump_manifest(manifest).encode("utf-8"))
+    def _write_manifest(
+        self, pkg: DirHandle, stored: tuple[PackageManifest, bytes], updated: PackageManifest
+    ) -> None:
+        write_atomic(pkg, MANIFEST_FILE, _manifest_bytes(stored, updated))
 
     def _entries(self, root: DirHandle) -> list[tuple[str, PackageManifest]]:
         """(directory name, manifest) for every package under the root, in name order."""
@@ -265,7 +323,7 @@ class FilesystemPackageStore(PackageStore):
                     continue  # not a package (e.g. .git)
                 if not is_segment(name):
                     raise InvalidPathError(
-                        f"folder {show(name)} under the root holds a {MANIFEST_FILE} but is "
+                        f"folder {quote_input(name)} under the root holds a {MANIFEST_FILE} but is "
                         "not a valid package name (ASCII letters, digits, '.', '_', '-'); "
                         "rename the folder"
                     )
@@ -328,7 +386,7 @@ class FilesystemPackageStore(PackageStore):
         manifest_bytes = dump_manifest(PackageManifest.new(name, version)).encode("utf-8")
         with (
             self._open_root() as root,
-            acquire_lock(root, PACKAGE_LOCKS_DIR, name, exclusive=True),
+            acquire_lock(root, PACKAGE_LOCKS_DIR, name, exclusive=True, timeout=self._lock_timeout),
         ):
             info = lstat_entry(root, name, display=name)
             if info is not None:
@@ -362,14 +420,15 @@ class FilesystemPackageStore(PackageStore):
         expected_fingerprint: str,
     ) -> PackageManifest:
         with self._mutation(package) as (_, pkg):
-            manifest = self._manifest_cas(pkg, expected_fingerprint)
+            stored = self._manifest_cas(pkg, expected_fingerprint)
+            manifest = stored[0]
             updated = msgspec.structs.replace(
                 manifest,
                 version=manifest.version if version is None else version,
                 description=manifest.description if description is None else description,
                 signatures=[],
             )
-            self._write_manifest(pkg, updated)
+            self._write_manifest(pkg, stored, updated)
             return updated
 
     def delete_package(self, package: str, expected_fingerprint: str) -> str:
@@ -379,7 +438,7 @@ class FilesystemPackageStore(PackageStore):
         (code point) order. Stray temporary files of interrupted writes are not content.
         """
         with self._mutation(package) as (root, pkg):
-            manifest = self._manifest_cas(pkg, expected_fingerprint)
+            manifest, _ = self._manifest_cas(pkg, expected_fingerprint)
             self._refuse_dependents(root, package)
             untracked = self._untracked_files(pkg, tracked_paths(manifest))
             if untracked:
@@ -445,7 +504,8 @@ class FilesystemPackageStore(PackageStore):
         identity_fingerprint: str,
     ) -> PackageManifest:
         with self._mutation(package) as (_, pkg):
-            manifest = self._manifest_cas(pkg, expected_fingerprint)
+            stored = self._manifest_cas(pkg, expected_fingerprint)
+            manifest = stored[0]
             actual = fingerprint(self._identity(pkg, manifest))
             if actual != identity_fingerprint:
                 raise ConflictError(
@@ -456,7 +516,7 @@ class FilesystemPackageStore(PackageStore):
             signatures.append(signature)
             signatures.sort(key=lambda s: (s.key_id, s.algorithm))
             updated = msgspec.structs.replace(manifest, signatures=signatures)
-            self._write_manifest(pkg, updated)
+            self._write_manifest(pkg, stored, updated)
             return updated
 
     # ---------------------------------------------------------------- contracts
@@ -468,9 +528,11 @@ class FilesystemPackageStore(PackageStore):
 
         Under the package lock: read the current source (``None`` if absent), call
         ``guard(current)`` (it raises to refuse), then replace the contract atomically, add the
-        id to ``contracts`` (sorted, de-duplicated) and clear the signatures. The contract is
-        committed before the manifest; if the manifest cannot be committed, the previous
-        contract bytes are put back (or the new file removed).
+        id to ``contracts`` if it is not listed (where the sort order puts it when the list is
+        sorted, else last) and clear the signatures; the manifest's other lines are kept
+        (:func:`~templiqx_local.manifest_edit.edit_manifest`). The contract is committed before
+        the manifest; if the manifest cannot be committed, the previous contract bytes are put
+        back (or the new file removed).
         """
         check_package_name(package)
         check_segment(contract, "contract id")
@@ -484,16 +546,17 @@ class FilesystemPackageStore(PackageStore):
             with open_child_dir(pkg, CONTRACTS_DIR, display=label, create=True) as contracts:
                 previous = _read_optional_document(contracts, filename, label)
                 guard(None if previous is None else _utf8(previous, label))
-                manifest = self._read_manifest(pkg)
+                stored = self._stored_manifest(pkg)
+                manifest = stored[0]
                 updated = manifest
                 if contract not in manifest.contracts:
-                    listed = sorted({*manifest.contracts, contract})
+                    listed = _with_item(manifest.contracts, contract)
                     updated = msgspec.structs.replace(updated, contracts=listed)
                 if updated.signatures:
                     updated = msgspec.structs.replace(updated, signatures=[])
                 new_manifest = None
                 if updated is not manifest:
-                    new_manifest = dump_manifest(updated).encode("utf-8")
+                    new_manifest = _manifest_bytes(stored, updated)
                 contract_temp = prepare(contracts, filename, data)
                 manifest_temp = None
                 try:
@@ -538,8 +601,8 @@ class FilesystemPackageStore(PackageStore):
             with open_child_dir(pkg, CONTRACTS_DIR, display=label) as contracts:
                 current = _read_document(contracts, filename, label)
                 guard(_utf8(current, label))
-                previous_manifest = self._read_manifest_bytes(pkg)
-                manifest = load_manifest(previous_manifest, child_label(pkg.label, MANIFEST_FILE))
+                stored = self._stored_manifest(pkg)
+                manifest, previous_manifest = stored
                 listed = contract in manifest.contracts
                 if listed:
                     updated = msgspec.structs.replace(
@@ -547,7 +610,7 @@ class FilesystemPackageStore(PackageStore):
                         contracts=[c for c in manifest.contracts if c != contract],
                         signatures=[],
                     )
-                    self._write_manifest(pkg, updated)
+                    self._write_manifest(pkg, stored, updated)
                 try:
                     with os_errors(label):
                         os.unlink(filename, dir_fd=contracts.fd)

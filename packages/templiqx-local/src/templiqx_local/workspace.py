@@ -7,7 +7,9 @@ Layout::
 
 Writers hold an :class:`OutputLease` (the package's *exclusive* lock) while they produce a file;
 ``delete_artifact`` takes the exclusive lock too; ``read_artifact`` and ``list_artifacts`` take
-the *shared* lock, so they wait for a writer to finish and never see a half-written file.
+the *shared* lock when a writer has ever run (its lock file exists), so they wait for a writer to
+finish and never see a half-written file — and write nothing themselves: the workspace and its
+lock folder are created by the first write, never by a read.
 
 **Per-call workspace overrides are confined.** A request may name another workspace folder
 (an absolute path). Unlike the reference, which accepted and created any absolute folder on the
@@ -21,11 +23,12 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path, PurePosixPath
 from types import TracebackType
+from typing import TypeVar
 
-from templiqx_contracts import WorkspaceArtifact, fingerprint_bytes
+from templiqx_contracts import WorkspaceArtifact, fingerprint_bytes, quote_input
 from templiqx_local.confined import (
     DirHandle,
     check_regular,
@@ -37,21 +40,27 @@ from templiqx_local.confined import (
     read_file,
     sorted_entries,
 )
-from templiqx_local.locking import FileLock, acquire_lock
+from templiqx_local.locking import (
+    DEFAULT_LOCK_TIMEOUT,
+    FileLock,
+    acquire_existing_lock,
+    acquire_lock,
+)
 from templiqx_local.paths import (
     MAX_COMPONENT_BYTES,
     MAX_PATH_BYTES,
     check_package_name,
     check_relative_path,
     is_relative_path,
-    show,
 )
-from templiqx_local.store import canonical_root
+from templiqx_local.store import _file_in_the_way, canonical_root
 from templiqx_ports import (
     ArtifactWorkspace,
     ConflictError,
     InvalidPathError,
+    NotFoundError,
     OutputLease,
+    PortError,
 )
 
 __all__ = [
@@ -62,6 +71,8 @@ __all__ = [
 ]
 
 WORKSPACE_LOCKS_DIR = ".templiqx-workspace-locks"
+_T = TypeVar("_T")
+
 DEFAULT_WORKSPACE_DIR = ".templiqx-workspace"
 """The default workspace folder inside a packages root (used by the default composition)."""
 
@@ -104,31 +115,37 @@ def _override_parts(workspace: str) -> tuple[str, ...]:
     if not isinstance(workspace, str) or workspace == "":
         raise InvalidPathError("workspace must be a non-empty absolute path")
     if "\x00" in workspace:
-        raise InvalidPathError(f"workspace {show(workspace)} must not contain NUL")
+        raise InvalidPathError(f"workspace {quote_input(workspace)} must not contain NUL")
     if not workspace.startswith("/"):
-        raise InvalidPathError(f"workspace {show(workspace)} must be an absolute path")
+        raise InvalidPathError(f"workspace {quote_input(workspace)} must be an absolute path")
     try:
         too_long = len(workspace.encode("utf-8")) > MAX_PATH_BYTES
     except UnicodeEncodeError:
-        raise InvalidPathError(f"workspace {show(workspace)} is not valid Unicode") from None
+        raise InvalidPathError(f"workspace {quote_input(workspace)} is not valid Unicode") from None
     if too_long:
-        raise InvalidPathError(f"workspace {show(workspace)} is longer than {MAX_PATH_BYTES} bytes")
+        raise InvalidPathError(
+            f"workspace {quote_input(workspace)} is longer than {MAX_PATH_BYTES} bytes"
+        )
     parts = tuple(part for part in workspace.split("/") if part)
     for part in parts:
         if part in (".", ".."):
             raise InvalidPathError(
-                f"workspace {show(workspace)} must not contain '.' or '..' components"
+                f"workspace {quote_input(workspace)} must not contain '.' or '..' components"
             )
         if len(part.encode("utf-8")) > MAX_COMPONENT_BYTES:
-            raise InvalidPathError(f"workspace {show(workspace)} has an over-long component")
+            raise InvalidPathError(f"workspace {quote_input(workspace)} has an over-long component")
     return parts
 
 
 class FilesystemArtifactWorkspace(ArtifactWorkspace):
-    """Artifacts under ``root`` (created if missing), with confined per-call overrides.
+    """Artifacts under ``root``, with confined per-call overrides.
 
+    Nothing is created until something is written: ``root`` (and an override folder) comes
+    into being with the first output lease, the lock folder with the first write (a lease or
+    a delete), and reads and listings of a workspace that does not exist yet find nothing.
     ``override_roots`` lists the folders a per-call ``workspace`` may lie in (each is compared
-    both as given and canonicalized); by default only ``root`` itself.
+    both as given and canonicalized); by default only ``root`` itself. ``lock_timeout`` bounds
+    every wait for another writer of the same package (``TQX_BUSY`` after it).
     """
 
     def __init__(
@@ -136,13 +153,15 @@ class FilesystemArtifactWorkspace(ArtifactWorkspace):
         root: str | os.PathLike[str],
         *,
         override_roots: Iterable[str | os.PathLike[str]] | None = None,
+        lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
     ) -> None:
-        self._root = canonical_root(root, "workspace root")
+        self._root = _planned_root(root)
+        self._lock_timeout = lock_timeout
         allowed: list[tuple[tuple[str, ...], tuple[str, ...]]] = []
         for entry in [self._root] if override_roots is None else override_roots:
             given = Path(entry)
             if not given.is_absolute():
-                raise InvalidPathError(f"override root {show(str(given))} must be absolute")
+                raise InvalidPathError(f"override root {quote_input(str(given))} must be absolute")
             parts = _override_parts(str(given))
             canonical = _override_parts(str(given.resolve()))
             allowed.append((parts, canonical))
@@ -150,7 +169,7 @@ class FilesystemArtifactWorkspace(ArtifactWorkspace):
 
     @property
     def root(self) -> Path:
-        """The canonical default workspace root."""
+        """The canonical default workspace root (which may not exist yet)."""
         return self._root
 
     @property
@@ -163,34 +182,86 @@ class FilesystemArtifactWorkspace(ArtifactWorkspace):
 
     # ---------------------------------------------------------------- workspace resolution
 
-    def _open_workspace(self, workspace: str | None) -> DirHandle:
-        if workspace is None:
-            return open_root(self._root)
-        parts = _override_parts(workspace)
-        for given, canonical in self._override_roots:
-            for base in (given, canonical):
-                if parts[: len(base)] == base:
-                    anchor = canonical_root(Path("/", *canonical))
-                    with open_root(anchor) as start:
-                        return open_dirs(start, parts[len(base) :], display=workspace, create=True)
+    def _open_workspace(self, workspace: str | None, *, create: bool) -> DirHandle | None:
+        """The workspace folder, or ``None`` when it does not exist and ``create`` is unset."""
+        try:
+            if workspace is None:
+                if create:
+                    canonical_root(self._root, "workspace root")
+                return open_root(self._root)
+            parts = _override_parts(workspace)
+            for given, canonical in self._override_roots:
+                for base in (given, canonical):
+                    if parts[: len(base)] == base:
+                        anchor = Path("/", *canonical)
+                        if create:
+                            canonical_root(anchor, "workspace root")
+                        with open_root(anchor) as start:
+                            return open_dirs(
+                                start, parts[len(base) :], display=workspace, create=create
+                            )
+        except NotFoundError:
+            if create:
+                raise
+            return None
         allowed = ", ".join(str(path) for path in self.override_roots)
         raise InvalidPathError(
-            f"workspace {show(workspace)} is outside the allowed workspace roots ({allowed}); "
-            "choose a folder inside one of them"
+            f"workspace {quote_input(workspace)} is outside the allowed workspace roots "
+            f"({allowed}); choose a folder inside one of them"
         )
 
     def resolve_workspace(self, workspace: str | None = None) -> Path:
         """The canonical folder a request's ``workspace`` designates (created if missing)."""
-        with self._open_workspace(workspace) as handle:
+        handle = self._open_workspace(workspace, create=True)
+        assert handle is not None  # created
+        with handle:
             return handle.path
 
     def package_root(self, package: str, *, workspace: str | None = None) -> Path:
-        """``<workspace>/<package>``, without creating it."""
+        """``<workspace>/<package>``; the workspace folder is created, the package's is not."""
         check_package_name(package)
         return self.resolve_workspace(workspace) / package
 
-    def _lock(self, ws: DirHandle, package: str, *, exclusive: bool) -> FileLock:
-        return acquire_lock(ws, WORKSPACE_LOCKS_DIR, package, exclusive=exclusive)
+    def _lock(self, ws: DirHandle, package: str) -> FileLock:
+        """The package's exclusive lock, for a write (creates the lock folder and file)."""
+        return acquire_lock(
+            ws, WORKSPACE_LOCKS_DIR, package, exclusive=True, timeout=self._lock_timeout
+        )
+
+    def _read(self, ws: DirHandle, package: str, read: Callable[[], _T]) -> _T:
+        """``read()`` consistent with writers, without creating anything.
+
+        Under the package's shared lock when its lock file exists. When none exists no writer
+        has ever run, so ``read()`` goes ahead unlocked — and if a lock file has appeared by
+        the time it finishes, a writer started meanwhile and ``read()`` runs again under it.
+        """
+        for attempt in range(2):
+            lock = acquire_existing_lock(
+                ws, WORKSPACE_LOCKS_DIR, package, timeout=self._lock_timeout
+            )
+            if lock is not None:
+                with lock:
+                    return read()
+            if attempt:
+                break
+            try:
+                result = read()
+            except PortError:
+                if self._no_writer_yet(ws, package):
+                    raise
+                continue
+            if self._no_writer_yet(ws, package):
+                return result
+        return read()  # the lock file vanished: someone removed it by hand
+
+    @staticmethod
+    def _no_writer_yet(ws: DirHandle, package: str) -> bool:
+        display = f"{WORKSPACE_LOCKS_DIR}/{package}.lock"
+        try:
+            with open_child_dir(ws, WORKSPACE_LOCKS_DIR, display=display) as locks:
+                return lstat_entry(locks, f"{package}.lock", display=display) is None
+        except NotFoundError:
+            return True
 
     # ---------------------------------------------------------------- operations
 
@@ -201,8 +272,9 @@ class FilesystemArtifactWorkspace(ArtifactWorkspace):
 
         ``prefix`` (one trailing ``/`` ignored; empty means everything) matches a path equal to
         it or below it. Symlinks, multiply-linked files, special files and names that are not
-        valid portable paths are skipped. A package with no workspace folder has no artifacts; a
-        package workspace that is a symlink or not a folder is ``InvalidPathError``.
+        valid portable paths are skipped. A package (or a workspace) with no folder has no
+        artifacts; a package workspace that is a symlink or not a folder is
+        ``InvalidPathError``.
         """
         check_package_name(package)
         wanted: str | None = None
@@ -211,13 +283,20 @@ class FilesystemArtifactWorkspace(ArtifactWorkspace):
             if trimmed:
                 check_relative_path(trimmed, "prefix")
                 wanted = trimmed
-        found: list[WorkspaceArtifact] = []
-        with self._open_workspace(workspace) as ws, self._lock(ws, package, exclusive=False):
+        ws = self._open_workspace(workspace, create=False)
+        if ws is None:
+            return []
+
+        def listing() -> list[WorkspaceArtifact]:
+            found: list[WorkspaceArtifact] = []
             if lstat_entry(ws, package, display=package) is None:
-                return []
-            with open_child_dir(ws, package, display=f"package workspace {package}") as directory:
-                self._walk(directory, "", wanted, found)
-        return sorted(found, key=lambda artifact: artifact.path)
+                return found
+            with open_child_dir(ws, package, display=f"package workspace {package}") as folder:
+                self._walk(folder, "", wanted, found)
+            return sorted(found, key=lambda artifact: artifact.path)
+
+        with ws:
+            return self._read(ws, package, listing)
 
     def _walk(
         self, directory: DirHandle, prefix: str, wanted: str | None, out: list[WorkspaceArtifact]
@@ -240,10 +319,14 @@ class FilesystemArtifactWorkspace(ArtifactWorkspace):
     def read_artifact(self, package: str, path: str, *, workspace: str | None = None) -> bytes:
         check_package_name(package)
         parts = check_relative_path(path, "artifact path")
-        with self._open_workspace(workspace) as ws, self._lock(ws, package, exclusive=False):
-            return self._read(ws, package, parts, path)
+        ws = self._open_workspace(workspace, create=False)
+        if ws is None:
+            raise NotFoundError(path)
+        with ws:
+            return self._read(ws, package, lambda: self._file(ws, package, parts, path))
 
-    def _read(self, ws: DirHandle, package: str, parts: tuple[str, ...], path: str) -> bytes:
+    @staticmethod
+    def _file(ws: DirHandle, package: str, parts: tuple[str, ...], path: str) -> bytes:
         with (
             open_child_dir(ws, package, display=path) as pkg,
             open_dirs(pkg, parts[:-1], display=path) as directory,
@@ -260,7 +343,10 @@ class FilesystemArtifactWorkspace(ArtifactWorkspace):
     ) -> bytes:
         check_package_name(package)
         parts = check_relative_path(path, "artifact path")
-        with self._open_workspace(workspace) as ws, self._lock(ws, package, exclusive=True):
+        ws = self._open_workspace(workspace, create=False)
+        if ws is None:
+            raise NotFoundError(path)
+        with ws, self._lock(ws, package):
             with (
                 open_child_dir(ws, package, display=path) as pkg,
                 open_dirs(pkg, parts[:-1], display=path) as directory,
@@ -279,13 +365,16 @@ class FilesystemArtifactWorkspace(ArtifactWorkspace):
     ) -> FilesystemOutputLease:
         """Lock the package workspace exclusively, then prepare ``path`` for writing.
 
-        Parent folders are created (never through a symlink); an existing target must be a
-        regular, singly-linked file. The lease holds the lock until it is released.
+        The workspace, the package's folder and the parent folders are created (never through
+        a symlink); an existing target must be a regular, singly-linked file. The lease holds
+        the lock until it is released.
         """
         check_package_name(package)
         parts = check_relative_path(path, "output path")
-        with self._open_workspace(workspace) as ws:
-            lock = self._lock(ws, package, exclusive=True)
+        ws = self._open_workspace(workspace, create=True)
+        assert ws is not None  # created
+        with ws:
+            lock = self._lock(ws, package)
             try:
                 with (
                     open_child_dir(ws, package, display=path, create=True) as pkg,
@@ -299,6 +388,33 @@ class FilesystemArtifactWorkspace(ArtifactWorkspace):
                 lock.release()
                 raise
         return FilesystemOutputLease(lock, Path(target))
+
+
+def _planned_root(root: str | os.PathLike[str]) -> Path:
+    """The canonical absolute path of a workspace root that may not exist yet.
+
+    An existing one must be a folder; a file where the root or one of its parents should be is
+    ``InvalidPathError`` now, not at the first write.
+    """
+    path = Path(root)
+    blocker = _file_in_the_way(path)
+    if blocker is not None:
+        where = (
+            "is a file"
+            if blocker == path
+            else f"cannot be created: {quote_input(str(blocker))} is a file"
+        )
+        raise InvalidPathError(
+            f"workspace root {quote_input(str(path))} {where}; name a folder (created when first "
+            "written)"
+        )
+    try:
+        planned = path.resolve()
+    except (OSError, ValueError, RuntimeError) as exc:  # NUL in the path, symlink loops
+        raise InvalidPathError(
+            f"workspace root {quote_input(str(path))} is not usable: {exc}"
+        ) from exc
+    return canonical_root(planned, "workspace root", create=False) if planned.exists() else planned
 
 
 def _related(directory: str, wanted: str) -> bool:

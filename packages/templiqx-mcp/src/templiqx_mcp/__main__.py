@@ -1,7 +1,7 @@
-"""``python -m templiqx_mcp [ROOT [WORKSPACE]]`` runs the stdio server."""
+"""``python -m templiqx_mcp [OPTIONS] [ROOT [WORKSPACE]]`` runs the stdio server."""
 
 import sys
 
-from templiqx_mcp.server import main
+from templiqx_mcp.cli import main
 
 sys.exit(main())

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from typing import Any
 
 import mcp.types as types
@@ -11,6 +10,7 @@ from mcp.server.context import ServerRequestContext
 from mcp.shared.exceptions import MCPError
 
 from templiqx_application import TempliqxService
+from templiqx_mcp.setting import ServerSetting
 from templiqx_mcp.tools import INVALID_PARAMS, envelope_text
 
 __all__ = ["RESOURCE_NOT_FOUND", "Guidance", "ServerSetting", "instructions"]
@@ -19,18 +19,9 @@ RESOURCE_NOT_FOUND = -32002
 
 SAFETY = (
     "Workspace writes are package-scoped: artifacts land under <workspace>/<package>/, and "
-    "absolute paths, traversal, backslashes and symlink escapes are rejected."
+    "absolute paths, traversal, backslashes and symlink escapes are rejected. The workspace "
+    "folder is created by the first artifact written there; reads never write."
 )
-
-
-@dataclass(frozen=True)
-class ServerSetting:
-    """Where the server works and what it runs on."""
-
-    packages_root: str
-    workspace_root: str
-    workspace_is_default: bool
-    runtime: str
 
 
 def _discovered(service: TempliqxService) -> str:
@@ -54,8 +45,13 @@ def instructions(service: TempliqxService, setting: ServerSetting) -> str:
         "execute_contract. execute_contract with stream: true and a progressToken sends every "
         "delta as notifications/progress while the model generates; cancelling the request "
         "cancels the runtime.",
-        "Evals: list_evals, then run_eval with one returned contract_id/fixture_id pair; "
-        "test_package runs them all.",
+        "Evals: list_evals, then run_eval with one returned contract_id/fixture_id pair and "
+        "its required_capabilities as capabilities; test_package runs them all.",
+        "Before compile_contract, render_contract or execute_contract, learn a contract's "
+        "inputs and context with explain_contract (names) or inspect_contract (types).",
+        "Each tool's annotations say whether it only reads (readOnlyHint), may replace or "
+        "remove data (destructiveHint) or reaches outside this machine (openWorldHint); "
+        "writes take the fingerprint named in their expected_fingerprint description.",
         "With no package yet, call create_package, then put_contract with YAML source.",
         "Problems with a package or contract come back as diagnostics in an ok:false envelope, "
         "not as errors; isError only marks arguments that do not match a tool's input schema.",
@@ -85,9 +81,10 @@ _PROMPTS = {
     ),
     "run-eval": (
         "List a package's evals, then run one.",
-        "Call list_evals for the package {package}. Pick one returned pair and call run_eval "
-        "with exactly that contract_id as contract and that fixture_id as fixture_id. Report "
-        "whether it passed and, if not, each diagnostic with its help line.",
+        "Call list_evals for the package {package}. Pick one returned case and call run_eval "
+        "with exactly its contract_id as contract, its fixture_id as fixture_id and its "
+        "required_capabilities as capabilities. Report whether it passed and, if not, each "
+        "diagnostic with its help line.",
     ),
 }
 

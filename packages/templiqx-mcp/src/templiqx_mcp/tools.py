@@ -1,5 +1,11 @@
 """The MCP tools: one per catalog operation, named as the operation.
 
+Each tool carries the operation's title and behaviour as MCP tool annotations
+(``readOnlyHint``, ``destructiveHint``, ``idempotentHint``, ``openWorldHint``: what a host reads
+to decide what it may call without asking), an input schema from its parameters and an output
+schema with its typed result (:mod:`templiqx_mcp.schemas`). ``execute_contract`` is open-world
+when the composed runtime is a live one; on the deterministic fake it reaches nothing.
+
 A call's arguments are checked against the operation's parameters by the application's own
 binder, once: what it binds goes to ``TempliqxService.invoke_bound``. A mismatch (unknown,
 missing or mistyped argument) is an ``isError`` result whose text names each offending argument;
@@ -7,20 +13,19 @@ every other outcome — ``ok:false`` included — is a normal result carrying th
 ``structuredContent`` and as compact, key-sorted JSON text. An unknown tool is the JSON-RPC
 error -32602.
 
-Where a call runs depends on its operation. The operations in :data:`ON_THE_LOOP` only read one
-or two contracts and compute, in milliseconds: they run on the event loop itself, since handing
-them to a worker thread costs two thread wake-ups per call, which on a busy machine cost more
-than the work. Every other operation goes through the service's public async API
-(``ainvoke_bound``: its bounded worker pool, or a natively async runtime awaited on the loop),
-so the server keeps reading while it works; a streamed ``execute_contract`` with a progress
-token is read event by event (:func:`~templiqx_mcp.calls.stream_with_progress`), and a
-cancelled call cancels its runtime.
+No operation runs on the event loop: every call goes through the service's public async API
+(``ainvoke_bound``: the service's bounded worker pool, or a natively async runtime awaited on
+the loop), inside its package's lane (:mod:`templiqx_mcp.lanes`), so the server keeps reading —
+pings, cancellations, calls for other packages — however long a call takes. A streamed
+``execute_contract`` with a progress token is read event by event
+(:func:`~templiqx_mcp.calls.stream_with_progress`); a cancelled call cancels its runtime.
 """
 
 from __future__ import annotations
 
 import json
 import struct
+from collections.abc import Mapping
 from typing import Any
 
 import mcp.types as types
@@ -29,28 +34,39 @@ from mcp.server.context import ServerRequestContext
 from mcp.shared.exceptions import MCPError
 
 from templiqx_application import CATALOG, TempliqxService, bind_arguments
+from templiqx_application.catalog import OperationSpec
 from templiqx_contracts import OperationEnvelope
 from templiqx_mcp.calls import stream_with_progress
-from templiqx_mcp.schemas import ENVELOPE_SCHEMA, input_schema
+from templiqx_mcp.lanes import Lanes
+from templiqx_mcp.schemas import input_schema, output_schema
 
-__all__ = ["INVALID_PARAMS", "ON_THE_LOOP", "ToolSet", "envelope_result", "envelope_text"]
+__all__ = [
+    "INVALID_PARAMS",
+    "ToolSet",
+    "envelope_result",
+    "envelope_text",
+    "lane_key",
+    "tool",
+    "tool_annotations",
+]
 
 INVALID_PARAMS = -32602
 
-ON_THE_LOOP = frozenset(
-    {
-        "catalog",
-        "compile_contract",
-        "diff_contract",
-        "explain_contract",
-        "inspect_contract",
-        "render_contract",
-        "validate_contract",
-    }
-)
-"""The operations run on the event loop: each reads at most two contracts and computes."""
-
 _STREAMS = "execute_contract"
+
+_DESCRIPTION_NOTES = {
+    "execute_contract": (
+        " With stream: true and a progressToken in the request's _meta, every Delta and "
+        "ToolCallDelta is also sent while the model generates, as notifications/progress "
+        "whose message is the event's JSON; cancelling the request cancels the runtime."
+    ),
+}
+_PARAMETER_NOTES = {
+    "execute_contract": {
+        "stream": "Over MCP, pass a progressToken to receive each event live as "
+        "notifications/progress.",
+    },
+}
 
 
 _encode_sorted = msgspec.json.Encoder(order="sorted").encode
@@ -117,25 +133,67 @@ def _has_progress_token(ctx: ServerRequestContext[Any, Any]) -> bool:
     return meta is not None and meta.get("progress_token") is not None
 
 
-class ToolSet:
-    """The tools of one service."""
+def tool_annotations(spec: OperationSpec, *, live_runtime: bool = True) -> types.ToolAnnotations:
+    """The operation's behaviour flags as MCP tool annotations.
 
-    def __init__(self, service: TempliqxService) -> None:
+    ``live_runtime`` is whether the composed runtime may reach a model: an operation that is
+    open-world only through its runtime (``execute_contract``) is closed on an offline one.
+    """
+    return types.ToolAnnotations(
+        title=spec.display_title,
+        read_only_hint=spec.read_only,
+        destructive_hint=spec.destructive,
+        idempotent_hint=spec.idempotent,
+        open_world_hint=spec.open_world and (live_runtime or spec.name != _STREAMS),
+    )
+
+
+def tool(spec: OperationSpec, *, live_runtime: bool = True) -> types.Tool:
+    """The MCP tool of one catalog operation."""
+    return types.Tool(
+        name=spec.name,
+        title=spec.display_title,
+        description=spec.summary + _DESCRIPTION_NOTES.get(spec.name, ""),
+        input_schema=input_schema(spec, _PARAMETER_NOTES.get(spec.name)),
+        output_schema=output_schema(spec.name),
+        annotations=tool_annotations(spec, live_runtime=live_runtime),
+    )
+
+
+def lane_key(arguments: Mapping[str, Any]) -> str:
+    """The lane a call runs in: its package (``""`` for operations over the whole root)."""
+    for name in ("package", "left_package", "name"):
+        value = arguments.get(name)
+        if isinstance(value, str):
+            return value
+    return ""
+
+
+class ToolSet:
+    """The tools of one service.
+
+    ``live_runtime`` says whether the service's runtime may reach a model (it sets
+    ``execute_contract``'s ``openWorldHint``); ``lanes`` runs the calls (a fresh pool by
+    default).
+    """
+
+    def __init__(
+        self, service: TempliqxService, *, live_runtime: bool = True, lanes: Lanes | None = None
+    ) -> None:
         self._service = service
         self._specs = {spec.name: spec for spec in CATALOG}
-        self._tools = [
-            types.Tool(
-                name=spec.name,
-                description=spec.summary,
-                input_schema=input_schema(spec),
-                output_schema=ENVELOPE_SCHEMA,
-            )
-            for spec in sorted(CATALOG, key=lambda spec: spec.name)
-        ]
+        self._live_runtime = live_runtime
+        self._lanes = lanes if lanes is not None else Lanes()
+        self._tools: list[types.Tool] | None = None
 
     @property
     def tools(self) -> list[types.Tool]:
-        """Every tool, sorted by name."""
+        """Every tool, sorted by name (built on first use: schemas cost start-up time)."""
+        if self._tools is None:
+            self._tools = [
+                tool(spec, live_runtime=self._live_runtime)
+                for spec in sorted(CATALOG, key=lambda spec: spec.name)
+            ]
         return list(self._tools)
 
     async def list_tools(
@@ -147,7 +205,7 @@ class ToolSet:
     async def call_tool(
         self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
-        """``tools/call``: run the operation and return its envelope."""
+        """``tools/call``: run the operation on a worker thread and return its envelope."""
         spec = self._specs.get(params.name)
         if spec is None:
             raise MCPError(code=INVALID_PARAMS, message="tool not found")
@@ -156,10 +214,10 @@ class ToolSet:
             return _argument_error("; ".join(d.message for d in problems))
         name = spec.name
         service = self._service
-        if name in ON_THE_LOOP:
-            envelope = service.invoke_bound(name, bound)
-        elif name == _STREAMS and bound.get("stream") is True and _has_progress_token(ctx):
-            envelope = await stream_with_progress(service, bound, ctx.session.report_progress)
-        else:
-            envelope = await service.ainvoke_bound(name, bound)
+        async with self._lanes.lane(lane_key(bound)):
+            if name == _STREAMS and bound.get("stream") is True and _has_progress_token(ctx):
+                report = ctx.session.report_progress
+                envelope = await stream_with_progress(service, bound, report)
+            else:
+                envelope = await service.ainvoke_bound(name, bound)
         return envelope_result(envelope)

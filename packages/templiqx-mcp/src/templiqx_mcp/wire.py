@@ -1,22 +1,29 @@
-"""The stdio wire: stdin and stdout as the line files the SDK's ``stdio_server`` reads and writes.
+"""The stdio wire: reading and writing newline-delimited JSON-RPC on stdin and stdout.
 
-``mcp.server.stdio.stdio_server`` takes its two files as arguments. Left to itself it wraps the
-process's standard streams in ``anyio.wrap_file``, which runs every ``readline``, ``write`` and
-``flush`` on a worker thread: three thread hand-offs per request, each costing more CPU than the
-JSON-RPC work around it and, on a busy machine, a wait for a core to wake the thread on. The
-files here do the same I/O from the event loop when the descriptor is a pipe, and on a worker
-thread otherwise:
+The SDK's ``stdio_server`` runs every ``readline``, ``write`` and ``flush`` on a worker thread:
+three thread hand-offs per request, each costing more CPU than the JSON-RPC work around it. Its
+line reader also buffers a line whole, however long, and drops a line that is not JSON without
+a word. :func:`stdio_transport` replaces it with the files of this module:
 
-* :class:`WireLines` waits until a pipe or socket is readable and then reads what is there
-  (which never blocks), and decodes and splits lines exactly as a text file opened with
-  ``encoding="utf-8", errors="replace"`` does: universal newlines (``\\r\\n`` and a lone ``\\r``
-  end a line too), each line with its ``\\n``, the last one possibly without.
+* :class:`WireLines` waits until the descriptor is readable (a pipe, a socket or a terminal; a
+  regular file is read on a worker thread) and then reads what is there, which never blocks. It
+  splits lines exactly as a text file opened with ``encoding="utf-8", errors="replace"`` does
+  (universal newlines: ``\\r\\n`` and a lone ``\\r`` end a line too). A line longer than
+  ``max_line`` bytes is not buffered: its first bytes are kept, the rest is read and dropped up
+  to the next line break, and it arrives as one :class:`OversizedLine`. Memory stays at about
+  ``max_line`` whatever a client sends.
 * :class:`WireWriter` keeps what is written until ``flush`` and then sends it UTF-8 encoded. To a
   pipe it writes only what the pipe takes at once, which guarantees the write does not block:
   the whole message in one write when the pipe is empty (the client has read every earlier
   message: the usual case, and one wake-up of the client per message), else at most
   ``PIPE_BUF`` bytes once the pipe is writable. A client that stops reading stalls this writer,
   never the event loop, so the server keeps reading (and seeing cancellations) as before.
+* :func:`stdio_transport` parses each line into a JSON-RPC message for the SDK's server. A line
+  that is not JSON is answered with the JSON-RPC parse error -32700 (``id: null``, as JSON-RPC
+  2.0 prescribes when the id cannot be read); an oversized line or a JSON value that is not a
+  valid message with the error -32600 (invalid request), carrying the request's ``id`` when it
+  can be read; each gets one line on stderr. A client that closes its end of stdout ends the
+  transport quietly (:class:`WireClosedError` is never raised out of it).
 
 :func:`claim_stdio` does what the SDK does before serving its own files: the protocol moves to
 private duplicates of descriptors 0 and 1, and while the server runs the standard descriptors
@@ -27,26 +34,51 @@ the wire.
 from __future__ import annotations
 
 import codecs
+import errno
 import fcntl
-import io
+import json
 import os
+import re
 import select
 import stat
 import struct
 import sys
 import termios
 import threading
-from collections.abc import AsyncIterator, Iterator
-from contextlib import contextmanager, suppress
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager, suppress
+from dataclasses import dataclass
+from typing import Any
 
 import anyio
+import anyio.abc
 import anyio.to_thread
 
-__all__ = ["WireLines", "WireWriter", "claim_stdio"]
+from templiqx_application import MAX_ARGUMENT_BYTES
+
+__all__ = [
+    "FRAMING_BYTES",
+    "MAX_LINE_BYTES",
+    "OversizedLine",
+    "WireLines",
+    "WireWriter",
+    "claim_stdio",
+    "stdio_transport",
+]
 
 READ_SIZE = 1 << 16
 """Bytes asked for per read."""
 
+FRAMING_BYTES = 1 << 16
+"""Room for the JSON-RPC envelope around the largest argument (method, id, names, escapes)."""
+
+MAX_LINE_BYTES = MAX_ARGUMENT_BYTES + FRAMING_BYTES
+"""The longest line read: the argument limit (8 MiB) plus framing. Longer lines are refused."""
+
+HEAD_BYTES = 4096
+"""How much of an oversized line is kept, to find its request id."""
+
+_NEWLINE = re.compile(rb"\r\n|\r|\n")
 _claim = threading.Lock()
 
 
@@ -54,52 +86,129 @@ def _mode(fd: int) -> int:
     return os.fstat(fd).st_mode
 
 
-class WireLines(anyio.AsyncFile[str]):
-    """The lines of a descriptor (``async for line in WireLines(fd)``), read from the loop."""
+@dataclass
+class OversizedLine:
+    """A line longer than the reader's limit: how long it was and its first bytes."""
 
-    def __init__(self, fd: int) -> None:
-        binary = os.fdopen(fd, "rb", closefd=False)
-        super().__init__(io.TextIOWrapper(binary, encoding="utf-8", errors="replace"))
+    size: int
+    head: bytes
+
+    def request_id(self) -> str | int | None:
+        """The id of the request the line started, when its head shows one."""
+        return _head_id(self.head)
+
+
+class WireLines:
+    """The lines of a descriptor (``async for line in WireLines(fd)``), read from the loop.
+
+    Each line is a ``str`` ending in ``"\\n"`` (the last one possibly without), or an
+    :class:`OversizedLine` for a line over ``max_line`` bytes.
+    """
+
+    def __init__(self, fd: int, *, max_line: int = MAX_LINE_BYTES) -> None:
         self._fd = fd
+        self.max_line = max_line
+        mode = _mode(fd)
+        self._pollable = stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode)
 
-    async def _read(self, from_loop: bool) -> bytes:
-        if from_loop:
-            await anyio.wait_readable(self._fd)
-            return os.read(self._fd, READ_SIZE)
-        return await anyio.to_thread.run_sync(os.read, self._fd, READ_SIZE)
+    async def _read(self) -> bytes:
+        if self._pollable:
+            try:
+                await anyio.wait_readable(self._fd)
+            except OSError:  # a character device the event loop cannot poll (/dev/null)
+                self._pollable = False
+            else:
+                return os.read(self._fd, READ_SIZE)
+        return await anyio.to_thread.run_sync(os.read, self._fd, READ_SIZE, abandon_on_cancel=True)
 
-    async def __aiter__(self) -> AsyncIterator[str]:
-        mode = _mode(self._fd)
-        from_loop = stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
-        decoder = io.IncrementalNewlineDecoder(
-            codecs.getincrementaldecoder("utf-8")(errors="replace"), translate=True
-        )
-        head: list[str] = []  # the start of a line whose end has not arrived
-        while True:
-            data = await self._read(from_loop)
-            text = decoder.decode(data, final=not data)
-            if text:
-                lines = text.split("\n")
-                if len(lines) > 1:
-                    if head:
-                        lines[0] = "".join((*head, lines[0]))
-                        head.clear()
-                    for line in lines[:-1]:
-                        yield line + "\n"
-                if lines[-1]:
-                    head.append(lines[-1])
-            if not data:
-                if head:
-                    yield "".join(head)
-                return
+    async def __aiter__(self) -> AsyncIterator[str | OversizedLine]:
+        limit = self.max_line
+        pending: list[bytes] = []  # the start of a line whose end has not arrived
+        size = 0
+        skipping: OversizedLine | None = None
+        after_cr = False  # the last read ended with \r: a \n right after it belongs to it
+        while data := await self._read():
+            if after_cr and data[:1] == b"\n":
+                data = data[1:]
+            after_cr = False
+            start = 0
+            for match in _NEWLINE.finditer(data):
+                piece = data[start : match.start()]
+                if skipping is not None:
+                    skipping.size += len(piece)
+                    yield skipping
+                    skipping = None
+                elif size + len(piece) > limit:
+                    yield OversizedLine(size + len(piece), b"".join((*pending, piece))[:HEAD_BYTES])
+                else:
+                    yield _decode(b"".join((*pending, piece))) + "\n"
+                pending.clear()
+                size = 0
+                start = match.end()
+                after_cr = match.group() == b"\r" and start == len(data)
+            rest = data[start:]
+            if not rest:
+                continue
+            if skipping is not None:
+                skipping.size += len(rest)
+            elif size + len(rest) > limit:
+                skipping = OversizedLine(size + len(rest), b"".join((*pending, rest))[:HEAD_BYTES])
+                pending.clear()
+                size = 0
+            else:
+                pending.append(rest)
+                size += len(rest)
+        if skipping is not None:
+            yield skipping
+        elif pending:
+            yield _decode(b"".join(pending))
 
 
-class WireWriter(anyio.AsyncFile[str]):
+def _decode(data: bytes) -> str:
+    return codecs.decode(data, "utf-8", "replace")
+
+
+_ID = re.compile(rb'"id"\s*:\s*(-?[0-9]{1,18}(?![0-9.eE])|"(?:[^"\\]|\\.){0,200}")')
+
+
+def _head_id(head: bytes) -> str | int | None:
+    """The top-level ``id`` of a JSON object whose first bytes are ``head``, when it is there.
+
+    Only members of the outermost object count: the scan skips strings and tracks nesting, so
+    an ``"id"`` inside ``params`` is never taken for the request's.
+    """
+    depth = 0
+    index = 0
+    in_string = False
+    while index < len(head):
+        char = head[index]
+        if in_string:
+            if char == 0x5C:  # backslash
+                index += 1
+            elif char == 0x22:
+                in_string = False
+        elif char == 0x22:  # a string starts: a key of the outer object?
+            if depth == 1:
+                match = _ID.match(head, index)
+                if match is not None:
+                    try:
+                        value: str | int = json.loads(match.group(1))
+                    except ValueError:
+                        return None
+                    return value
+            in_string = True
+        elif char in b"{[":
+            depth += 1
+        elif char in b"}]":
+            depth -= 1
+        index += 1
+    return None
+
+
+class WireWriter:
     """A descriptor written UTF-8 encoded: ``write`` keeps the text, ``flush`` sends it."""
 
     def __init__(self, fd: int) -> None:
-        binary = os.fdopen(fd, "wb", closefd=False)
-        super().__init__(io.TextIOWrapper(binary, encoding="utf-8"))
         self._fd = fd
         self._pending: list[str] = []
         self._pipe = stat.S_ISFIFO(_mode(fd))
@@ -183,3 +292,115 @@ def claim_stdio() -> Iterator[tuple[int, int]]:
                 os.dup2(private, fd)
     finally:
         _claim.release()
+
+
+# --- the transport ---------------------------------------------------------------------------
+
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+_CLOSED = (errno.EPIPE, errno.ECONNRESET, errno.EBADF)
+
+Log = Callable[[str], None]
+
+
+def _stderr(line: str) -> None:
+    with suppress(OSError, ValueError):
+        sys.stderr.write(f"templiqx-mcp: {line}\n")
+        sys.stderr.flush()
+
+
+def _invalid(line: str, exc: Exception) -> tuple[int, str, str | int | None, str]:
+    """(code, message, id, stderr note) for a line the SDK's message types refused."""
+    try:
+        value = json.loads(line)
+    except json.JSONDecodeError as bad:
+        note = f"line {bad.lineno} column {bad.colno}: {bad.msg}"
+        return PARSE_ERROR, f"Parse error: not JSON ({note})", None, f"not JSON ({note})"
+    except (ValueError, RecursionError):
+        note = "nested too deeply to read"
+        return PARSE_ERROR, f"Parse error: {note}", None, f"not JSON ({note})"
+    request_id = value.get("id") if isinstance(value, dict) else None
+    if isinstance(request_id, bool) or not isinstance(request_id, (str, int)):
+        request_id = None
+    problem = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    message = "Invalid Request: not a JSON-RPC 2.0 message MCP accepts"
+    return INVALID_REQUEST, message, request_id, f"invalid request ({problem})"
+
+
+@asynccontextmanager
+async def stdio_transport(
+    lines: WireLines, writer: WireWriter, *, log: Log = _stderr
+) -> AsyncIterator[tuple[Any, Any]]:
+    """The SDK server's read and write streams over ``lines`` and ``writer``.
+
+    Malformed lines are answered as the module docstring says, and noted through ``log``. When
+    the client closes its end of the output, the transport stops and the body is cancelled;
+    the context exits normally.
+    """
+    import mcp.types as types
+    from mcp.shared.message import SessionMessage
+
+    incoming_send, incoming = anyio.create_memory_object_stream[Any](0)
+    outgoing, outgoing_receive = anyio.create_memory_object_stream[Any](0)
+    replies = outgoing.clone()
+
+    def error(code: int, message: str, request_id: str | int | None) -> Any:
+        data = types.ErrorData(code=code, message=message)
+        return SessionMessage(types.JSONRPCError(jsonrpc="2.0", id=request_id, error=data))
+
+    reading = anyio.CancelScope()
+
+    async def read() -> None:
+        with reading:
+            async with incoming_send, replies:
+                async for line in lines:
+                    await take(line)
+
+    async def take(line: str | OversizedLine) -> None:
+        if isinstance(line, OversizedLine):
+            request_id = line.request_id()
+            log(
+                f"refused a line of at least {line.size} bytes (the limit is {lines.max_line}); "
+                f"answered {INVALID_REQUEST} with id {json.dumps(request_id)}"
+            )
+            message = (
+                f"Invalid Request: message longer than {lines.max_line} bytes; send smaller "
+                "arguments (MAX_ARGUMENT_BYTES is 8 MiB)"
+            )
+            await replies.send(error(INVALID_REQUEST, message, request_id))
+            return
+        if not line.strip():
+            return  # blank lines are framing, not messages
+        try:
+            parsed = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+        except Exception as exc:
+            code, message, request_id, note = _invalid(line, exc)
+            answered = code == PARSE_ERROR or request_id is not None
+            log(
+                f"{note}; "
+                + (f"answered {code} with id {json.dumps(request_id)}" if answered else "dropped")
+            )
+            if answered:
+                await replies.send(error(code, message, request_id))
+            return
+        await incoming_send.send(SessionMessage(parsed))
+
+    async def write(group: anyio.abc.TaskGroup) -> None:
+        async with outgoing_receive:
+            async for message in outgoing_receive:
+                text = message.message.model_dump_json(by_alias=True, exclude_unset=True)
+                try:
+                    await writer.write(text + "\n")
+                    await writer.flush()
+                except OSError as exc:
+                    if exc.errno not in _CLOSED:
+                        raise
+                    group.cancel_scope.cancel()  # the client is gone: stop serving, quietly
+                    return
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(read)
+        group.start_soon(write, group)
+        async with outgoing:
+            yield incoming, outgoing
+        reading.cancel()  # the server is done: what it wrote is still sent

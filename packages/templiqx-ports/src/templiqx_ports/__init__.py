@@ -8,6 +8,7 @@ what a call cost (:func:`usage_meter`, :func:`report_usage`).
 
 from templiqx_ports.errors import (
     RETRYABLE_CODES,
+    BusyError,
     ConflictError,
     HostRetryExhaustedError,
     InvalidDataError,
@@ -44,6 +45,7 @@ __all__ = [
     "RETRYABLE_CODES",
     "ArtifactWorkspace",
     "AsyncRuntimeAdapter",
+    "BusyError",
     "CancelToken",
     "ConflictError",
     "ContractGuard",

@@ -13,6 +13,7 @@ import msgspec
 
 __all__ = [
     "RETRYABLE_CODES",
+    "BusyError",
     "ConflictError",
     "HostRetryExhaustedError",
     "InvalidDataError",
@@ -65,6 +66,13 @@ class ConflictError(PortError):
 
     CODE = "TQX_CAS_CONFLICT"
     prefix = "conflict"
+
+
+class BusyError(PortError):
+    """A lock another writer held for longer than the adapter waits for it; retry later."""
+
+    CODE = "TQX_BUSY"
+    prefix = "busy"
 
 
 class InvalidPathError(PortError):
