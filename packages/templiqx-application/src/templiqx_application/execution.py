@@ -22,6 +22,7 @@ from templiqx_application.diagnostics import (
     port_diagnostic,
 )
 from templiqx_application.loading import LoadedContract
+from templiqx_application.tools import tool_runtime_problems
 from templiqx_application.translations import inject_translations
 from templiqx_contracts import (
     CompiledInteraction,
@@ -34,7 +35,7 @@ from templiqx_contracts import (
     StreamEvent,
     has_errors,
 )
-from templiqx_core import compile_interaction, validate_output
+from templiqx_core import compile_interaction, validate_output, validate_tool_answer
 from templiqx_ports import (
     CancelToken,
     EventOrderError,
@@ -181,6 +182,9 @@ def execute_contract(
                     )
                 ],
             )
+    lacking = tool_runtime_problems(runtime, interaction, offered)
+    if lacking:
+        return envelope(operation, diagnostics=lacking)
     if cancel is not None and cancel.is_set():
         return envelope(
             operation,
@@ -212,7 +216,10 @@ def execute_contract(
             ],
         )
     diagnostics = list(diagnostics)
-    if validate_output(interaction.output_schema, receipt.output):
+    tool_problems = validate_tool_answer(interaction, receipt.output)
+    if tool_problems is not None:  # a contract with tools judges tool calls by its tools
+        diagnostics.extend(tool_problems)
+    elif validate_output(interaction.output_schema, receipt.output):
         diagnostics.append(
             error(
                 "TQX_OUTPUT_SCHEMA",
