@@ -13,6 +13,7 @@ from typing import Any, Final
 import msgspec
 
 from templiqx_contracts import CompiledInteraction
+from templiqx_runtime_openai.tools import tool_fields
 
 __all__ = [
     "OUTPUT_SCHEMA_NAME",
@@ -172,7 +173,8 @@ def build_body(interaction: CompiledInteraction, model: str) -> dict[str, Any]:
 
     ``model``; ``messages`` (role and content of every compiled message); for structured-output
     interactions ``response_format`` = ``json_schema`` named ``templiqx_output``, strict, with
-    the contract's output schema verbatim; then each sampling key present in ``runtime_policy``.
+    the contract's output schema verbatim; the declared tools, if any (see
+    :mod:`templiqx_runtime_openai.tools`); then each sampling key present in ``runtime_policy``.
     Call :func:`sampling_problem` first: values are forwarded as they are.
     """
     body: dict[str, Any] = {
@@ -190,6 +192,7 @@ def build_body(interaction: CompiledInteraction, model: str) -> dict[str, Any]:
                 "schema": interaction.output_schema,
             },
         }
+    body.update(tool_fields(interaction))
     policy = interaction.runtime_policy
     for key in SAMPLING_KEYS:
         if key in policy:
