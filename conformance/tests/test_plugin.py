@@ -23,8 +23,9 @@ def test_a_conftest_fixture_yields_one_test_per_check(pytester: pytest.Pytester)
         """
     )
     result = pytester.runpytest_inprocess(*QUIET, "-v", "-rs")
-    # no failure cases: failure.projection does not apply; the example overrides streaming.
-    result.assert_outcomes(passed=FIXTURE_SUITE - 2, skipped=2)
+    # no failure cases: failure.projection does not apply; the example overrides streaming and
+    # declares no tool_calling (tools.declared_calls does not apply).
+    result.assert_outcomes(passed=FIXTURE_SUITE - 3, skipped=3)
     result.stdout.fnmatch_lines(
         [
             "conftest.py::templiqx-conformance::descriptor.well_formed PASSED*",
@@ -71,7 +72,7 @@ def test_a_broken_adapter_in_a_test_module_fails_its_test_with_the_message(
         """
     )
     result = pytester.runpytest_inprocess(*QUIET)
-    result.assert_outcomes(passed=FIXTURE_SUITE - 2 + 1, failed=1, skipped=1)
+    result.assert_outcomes(passed=FIXTURE_SUITE - 3 + 1, failed=1, skipped=2)
     result.stdout.fnmatch_lines(
         [
             "*exactly one terminal event*",

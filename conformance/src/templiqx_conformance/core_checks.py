@@ -24,6 +24,7 @@ from templiqx_conformance.probes import STRUCTURED_OUTPUT, Probe
 from templiqx_conformance.recording import Outcome, describe_error, run_execute, run_streaming
 from templiqx_conformance.rig import DrivenFailure
 from templiqx_conformance.schema import satisfies
+from templiqx_conformance.tool_probe import declared_tools_check
 from templiqx_contracts import (
     AdapterDescriptor,
     CanonicalJSONError,
@@ -570,5 +571,11 @@ CORE_CHECKS: tuple[Check, ...] = (
         "concurrency.parallel_execute",
         "one adapter serves concurrent executions with identical receipts",
         _parallel_execute,
+    ),
+    Check(
+        "tools.declared_calls",
+        "(tool_calling adapters) calls of declared tools become the {tool_calls} receipt, judged "
+        "by the declared tools, streamed as fragments that assemble into it",
+        declared_tools_check,
     ),
 )

@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from templiqx_conformance import CheckStatus, FailureCase, check_names, run_check
-from templiqx_mock import ScriptedRuntime
+from templiqx_mock import ScriptedRuntime, ScriptedSuccess
 from templiqx_ports import RuntimeFailureCode
 
 
@@ -26,11 +26,19 @@ def failure_cases() -> list[FailureCase]:
 def test_conformance_kit(check: str) -> None:
     result = run_check(check, ScriptedRuntime.success, failures=failure_cases())
     if result.status is CheckStatus.NOT_APPLICABLE:
-        assert check == "streaming.default_projection", result.message  # the mock streams
+        # the mock streams; ScriptedRuntime.success() declares no tool_calling
+        assert check in ("streaming.default_projection", "tools.declared_calls"), result.message
         return
     assert result.status is CheckStatus.PASSED, result.message
 
 
 def test_a_paced_stream_is_cancelled_mid_way() -> None:
     result = run_check("cancellation.token", lambda: ScriptedRuntime.success(pace_ms=50))
+    assert result.status is CheckStatus.PASSED, result.message
+
+
+def test_a_tool_calling_runtime_passes_the_tool_call_probe() -> None:
+    result = run_check(
+        "tools.declared_calls", lambda: ScriptedRuntime([ScriptedSuccess()], tool_calling=True)
+    )
     assert result.status is CheckStatus.PASSED, result.message
