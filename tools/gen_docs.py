@@ -242,6 +242,18 @@ FIELD_DOCS: dict[tuple[str, str], str] = {
     ("Contract", "components"): "Reusable content, by name: typed or legacy.",
     ("Contract", "provenance"): "String metadata (owner, classification, ...).",
     ("Contract", "evals"): "Inline eval fixtures, run by `test_package` and `run_eval`.",
+    ("Contract", "tools"): "Tools the model may call (see [tools](#tools)); absent when none "
+    "are declared.",
+    ("Contract", "tool_choice"): "`auto` (the default), `required`, `none`, or `{tool: NAME}` "
+    "to force one tool; only with tools.",
+    ("Contract", "parallel_tool_calls"): "Whether one answer may call several tools (default "
+    "`true`); only with tools.",
+    ("ToolSpec", "name"): "1 to 64 ASCII letters, digits, `_` or `-` (the OpenAI function-name "
+    "rule); unique in the contract.",
+    ("ToolSpec", "description"): "What the tool does and when to call it; not blank.",
+    ("ToolSpec", "arguments"): "JSON Schema (bounded subset, `type: object`) of the call's "
+    "arguments, or a pinned `tool_contract:` reference.",
+    ("NamedToolChoice", "tool"): "The declared tool the model must call.",
     ("FieldSpec", "schema"): "A JSON Schema in the bounded subset.",
     ("FieldSpec", "required"): "Whether a request must supply the value.",
     ("FieldSpec", "description"): "Free text for people and agents.",
@@ -403,7 +415,7 @@ def _type_name(tp: Any, local: frozenset[str] = frozenset()) -> str:
         if tc.TypedComponent in args:
             return "[typed component](#typedcomponent) or list of [node](#content-nodes)"
         named = [a for a in args if a not in (type(None), msgspec.UnsetType)]
-        suffix = " or `null`" if len(named) < len(args) else ""
+        suffix = " or `null`" if type(None) in args else ""
         return " or ".join(_type_name(a, local) for a in named) + suffix
     if isinstance(tp, type) and issubclass(tp, msgspec.Struct):
         if tp.__name__ in local:
@@ -479,6 +491,8 @@ def contract_fields() -> str:
             tc.FieldSpec,
             tc.MessageTemplate,
             tc.ExtensionSpec,
+            tc.ToolSpec,
+            tc.NamedToolChoice,
             tc.TypedComponent,
             tc.EvalFixture,
             tc.RenderRequest,

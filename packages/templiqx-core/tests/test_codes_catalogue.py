@@ -19,10 +19,19 @@ from templiqx_core import (
     resolve_tool_contract_refs,
     validate_contract,
     validate_output,
+    validate_tool_answer,
     validate_values,
 )
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "templiqx_core"
+# The codes of the tool-call answer rule live beside the rule, in the bottom layer.
+ANSWER_RULE = (
+    Path(__file__).resolve().parents[2]
+    / "templiqx-contracts"
+    / "src"
+    / "templiqx_contracts"
+    / "tools.py"
+)
 TEXT = {"kind": "text", "value": "hi"}
 
 
@@ -103,6 +112,35 @@ NUMBER_INPUT = {"n": field({"type": "number"})}
 OBJECT_INPUT = {"o": field({"type": "object"})}
 CYCLE = {"a": [call("b")], "b": [call("a")]}
 CHAIN = {f"c{i}": [call(f"c{i + 1}")] for i in range(3000)} | {"c3000": [TEXT]}
+
+LOOKUP = {
+    "name": "lookup",
+    "description": "Look a customer up.",
+    "arguments": {
+        "type": "object",
+        "properties": {"email": {"type": "string"}},
+        "required": ["email"],
+    },
+}
+
+
+def tool(**overrides: Any) -> dict[str, Any]:
+    return LOOKUP | overrides
+
+
+def tooled(*tools: dict[str, Any], **overrides: Any) -> Contract:
+    return contract(tools=list(tools) or [LOOKUP], **overrides)
+
+
+def answered(output: Any, **overrides: Any) -> list[Diagnostic]:
+    interaction, diagnostics = compile_interaction(tooled(**overrides), RenderRequest(), [])
+    assert interaction is not None, diagnostics
+    return validate_tool_answer(interaction, output) or []
+
+
+def calls(*entries: dict[str, Any]) -> dict[str, Any]:
+    return {"tool_calls": list(entries)}
+
 
 Scenario = tuple[str, str | None, Callable[[], list[Diagnostic]]]
 
@@ -408,6 +446,65 @@ SCENARIOS: list[Scenario] = [
             }
         ),
     ),
+    # tools
+    ("TQX_TOOL_NAME_INVALID", "/tools/0/name", lambda: validate_contract(tooled(tool(name="a b")))),
+    (
+        "TQX_TOOL_NAME_DUPLICATE",
+        "/tools/1/name",
+        lambda: validate_contract(tooled(LOOKUP, LOOKUP)),
+    ),
+    (
+        "TQX_TOOL_DESCRIPTION_EMPTY",
+        "/tools/0/description",
+        lambda: validate_contract(tooled(tool(description=" "))),
+    ),
+    (
+        "TQX_TOOL_SCHEMA_INVALID",
+        "/tools/0/arguments",
+        lambda: validate_contract(tooled(tool(arguments={"type": "object", "properties": []}))),
+    ),
+    (
+        "TQX_TOOL_ARGUMENTS_TYPE",
+        "/tools/0/arguments/type",
+        lambda: validate_contract(tooled(tool(arguments={"type": "string"}))),
+    ),
+    ("TQX_TOOL_CHOICE_INVALID", "/tool_choice", lambda: validate_contract(tooled(tool_choice="x"))),
+    (
+        "TQX_TOOL_OUTPUT_RESERVED",
+        "/output_schema/properties/tool_calls",
+        lambda: validate_contract(
+            tooled(
+                output_schema={"type": "object", "properties": {"tool_calls": {"type": "string"}}}
+            )
+        ),
+    ),
+    (
+        "TQX_TOOL_CONTRACT_REF_UNRESOLVED",
+        "/tools/0/arguments",
+        lambda: validate_contract(
+            tooled(tool(arguments={"$ref": "tool_contract:lookup", "fingerprint": "sha256:a"}))
+        ),
+    ),
+    ("TQX_TOOL_CALL_SHAPE", "/output/tool_calls", lambda: answered({"tool_calls": []})),
+    (
+        "TQX_TOOL_CALL_UNDECLARED",
+        "/output/tool_calls/0/name",
+        lambda: answered(calls({"id": "c1", "name": "drop_table", "arguments": {}})),
+    ),
+    (
+        "TQX_TOOL_CALL_ARGUMENTS",
+        "/output/tool_calls/0/arguments",
+        lambda: answered(calls({"id": "c1", "name": "lookup", "arguments": {}})),
+    ),
+    (
+        "TQX_TOOL_CALL_CHOICE",
+        "/output/tool_calls",
+        lambda: answered(
+            calls({"id": "c1", "name": "lookup", "arguments": {"email": "a@b"}}),
+            tool_choice="none",
+        ),
+    ),
+    ("TQX_TOOL_CALL_REQUIRED", "/output", lambda: answered({}, tool_choice="required")),
 ]
 
 
@@ -436,7 +533,7 @@ def test_every_catalogued_code_has_a_scenario() -> None:
 
 def test_every_code_the_source_mentions_is_catalogued() -> None:
     mentioned: set[str] = set()
-    for path in SRC.glob("*.py"):
+    for path in [*SRC.glob("*.py"), ANSWER_RULE]:
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if (
                 isinstance(node, ast.Constant)

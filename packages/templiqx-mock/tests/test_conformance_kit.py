@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from templiqx_conformance import CheckStatus, FailureCase, check_names, run_check
-from templiqx_mock import ScriptedRuntime
+from templiqx_mock import ScriptedRuntime, ScriptedSuccess
 from templiqx_ports import RuntimeFailureCode
 
 
@@ -34,4 +34,11 @@ def test_conformance_kit(check: str) -> None:
 
 def test_a_paced_stream_is_cancelled_mid_way() -> None:
     result = run_check("cancellation.token", lambda: ScriptedRuntime.success(pace_ms=50))
+    assert result.status is CheckStatus.PASSED, result.message
+
+
+def test_a_tool_calling_runtime_passes_the_tool_call_probe() -> None:
+    result = run_check(
+        "tools.declared_calls", lambda: ScriptedRuntime([ScriptedSuccess()], tool_calling=True)
+    )
     assert result.status is CheckStatus.PASSED, result.message

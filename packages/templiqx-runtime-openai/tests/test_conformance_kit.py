@@ -11,8 +11,8 @@ from collections.abc import Callable
 
 import pytest
 
-from templiqx_conformance import run_conformance
-from templiqx_runtime_openai import OpenAIRuntime, OpenAISettings
+from templiqx_conformance import CheckStatus, run_check, run_conformance
+from templiqx_runtime_openai import OpenAIRuntime, OpenAISettings, wire
 
 KIT_KEY = "sk-kit-canary-2f9c81d0"
 
@@ -36,3 +36,17 @@ def test_no_kit_report_repeats_the_api_key() -> None:
     )
     assert report.ok, [check.message for check in report.failed_checks]
     assert KIT_KEY.encode() not in report.to_json()
+
+
+def test_the_tool_call_probe_runs_and_passes() -> None:
+    result = run_check("tools.declared_calls", make_runtime, transport="openai")
+    assert result.status is CheckStatus.PASSED, result.message
+
+
+def test_the_tool_call_probe_catches_tools_that_are_not_sent(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(wire, "tool_fields", lambda interaction: {})
+    result = run_check("tools.declared_calls", make_runtime, transport="openai")
+    assert result.status is CheckStatus.FAILED
+    assert "the request declared tools null" in result.message

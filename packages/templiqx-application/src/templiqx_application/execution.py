@@ -38,6 +38,7 @@ from templiqx_application.stream_record import (
     StreamLimits,
     StreamRecord,
 )
+from templiqx_application.tools import tool_runtime_problems
 from templiqx_application.translations import inject_translations
 from templiqx_contracts import (
     CompiledInteraction,
@@ -52,7 +53,7 @@ from templiqx_contracts import (
     Usage,
     has_errors,
 )
-from templiqx_core import compile_interaction
+from templiqx_core import compile_interaction, validate_tool_answer
 from templiqx_ports import (
     CancelToken,
     EventOrderError,
@@ -208,6 +209,9 @@ def prepare_execution(
                     )
                 ],
             )
+    lacking = tool_runtime_problems(runtime, interaction, offered)
+    if lacking:
+        return envelope(operation, diagnostics=lacking)
     execution = ExecutionRequest(interaction=interaction, fixture_output=fixture_output)
     return Execution(operation, runtime, execution, list(diagnostics))
 
@@ -270,9 +274,12 @@ def conclude(
             usage=usage,
         )
     diagnostics = list(execution.diagnostics)
-    diagnostics.extend(
-        output_schema_problems(execution.request.interaction.output_schema, receipt.output)
-    )
+    interaction = execution.request.interaction
+    tool_problems = validate_tool_answer(interaction, receipt.output)
+    if tool_problems is not None:  # a contract with tools judges tool calls by its tools
+        diagnostics.extend(tool_problems)
+    else:
+        diagnostics.extend(output_schema_problems(interaction.output_schema, receipt.output))
     if guard is not None:
         diagnostics.extend(_stream_problems(guard.record.events, receipt))
         diagnostics.extend(guard.problems(cancelled=False))

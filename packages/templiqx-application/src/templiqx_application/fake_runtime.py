@@ -12,7 +12,7 @@ from templiqx_contracts import (
     ExecutionRequest,
     fingerprint,
 )
-from templiqx_core import validate_output
+from templiqx_core import output_valid
 from templiqx_ports import AsyncRuntimeAdapter, InvalidDataError, RuntimeAdapter
 
 __all__ = [
@@ -40,7 +40,8 @@ class DeterministicFakeRuntime(RuntimeAdapter, AsyncRuntimeAdapter):
 
     * ``request_fingerprint`` is the fingerprint of the compiled interaction alone;
     * ``output_fingerprint`` the fingerprint of the output;
-    * ``output_schema_valid`` says whether the output satisfies the interaction's schema.
+    * ``output_schema_valid`` says whether the output satisfies the interaction's schema (for
+      an interaction that declares tools, a tool-call answer is judged by its tools).
 
     Without a fixture output the execution fails with ``TQX_DATA_INVALID``. Streaming uses the
     port's default: one ``Complete`` event (or one ``Failed``). It is natively async too: the
@@ -59,7 +60,7 @@ class DeterministicFakeRuntime(RuntimeAdapter, AsyncRuntimeAdapter):
             output_fingerprint = fingerprint(output)
         except CanonicalJSONError as exc:
             raise InvalidDataError(str(exc)) from exc
-        valid = not validate_output(request.interaction.output_schema, output)
+        valid = output_valid(request.interaction, output)
         return ExecutionReceipt(
             adapter=FAKE_RUNTIME_DESCRIPTOR,
             request_fingerprint=request_fingerprint,

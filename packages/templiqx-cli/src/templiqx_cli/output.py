@@ -26,7 +26,9 @@ from templiqx_contracts import (
     TestCaseResult,
     TestReport,
     ToolCallDelta,
+    ToolCallSplitter,
     encode_stream_event,
+    is_tool_answer,
 )
 
 __all__ = [
@@ -124,14 +126,17 @@ def print_envelope(
 class StreamPrinter:
     """A stream sink writing each event to ``stream`` the moment it arrives.
 
-    For people: delta text as is, tool-call fragments after a ``[tool NAME]`` marker, and a
-    closing line for the terminal event. With ``as_json``: one compact JSON object per event.
+    For people: delta text as is; each tool call on its own line, its argument fragments after
+    a ``[tool NAME]`` marker (a new call starts when the name changes or the previous call's
+    arguments are complete, see :class:`~templiqx_contracts.ToolCallSplitter`); and a closing
+    line for the terminal event, naming the tools a tool-call answer calls. With ``as_json``:
+    one compact JSON object per event.
     """
 
     def __init__(self, *, as_json: bool, stream: TextIO | None = None) -> None:
         self._as_json = as_json
         self._stream = stream if stream is not None else sys.stderr
-        self._tool: str | None = None
+        self._calls = ToolCallSplitter()
         self._column = 0
 
     def _write(self, text: str) -> None:
@@ -150,17 +155,27 @@ class StreamPrinter:
             self._write(encode_stream_event(event).decode("utf-8") + "\n")
             return
         if isinstance(event, Delta):
-            self._tool = None
+            self._calls = ToolCallSplitter()
             self._write(event.text)
         elif isinstance(event, ToolCallDelta):
-            if event.name != self._tool:
+            if self._calls.feed(event.name, event.arguments_fragment):
                 self._line_break()
                 self._write(f"[tool {event.name}] ")
-                self._tool = event.name
             self._write(event.arguments_fragment)
         elif isinstance(event, Complete):
             self._line_break()
-            self._write(f"[complete] output fingerprint {event.output_fingerprint}\n")
+            self._write(f"[complete] {_called(event.output)}output fingerprint ")
+            self._write(f"{event.output_fingerprint}\n")
         elif isinstance(event, Failed):
             self._line_break()
             self._write(f"[failed] {event.code}: {event.message}\n")
+
+
+def _called(output: Any) -> str:
+    """``"2 tool calls (lookup_account, open_ticket); "`` for a tool-call answer, else ``""``."""
+    if not is_tool_answer(output) or not isinstance(output["tool_calls"], list):
+        return ""
+    calls = output["tool_calls"]
+    names = [str(call.get("name")) if isinstance(call, dict) else "?" for call in calls]
+    noun = "tool call" if len(calls) == 1 else "tool calls"
+    return f"{len(calls)} {noun} ({', '.join(names)}); "

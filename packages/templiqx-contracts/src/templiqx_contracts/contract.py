@@ -2,8 +2,10 @@
 
 Every Struct rejects unknown fields. Field names, defaults and which fields are always written
 decide the contract fingerprint, so they follow the reference exactly: every field of every
-Struct here is always serialized (defaults materialized), with one exception — an include
-node's ``from_dependency`` is written only when set.
+Struct here is always serialized (defaults materialized), with two exceptions — an include
+node's ``from_dependency`` is written only when set, and the contract's tool fields (``tools``,
+``tool_choice``, ``parallel_tool_calls``, an addition over the reference) only when the contract
+declares tools (see :mod:`templiqx_contracts.tools`).
 """
 
 from __future__ import annotations
@@ -11,6 +13,9 @@ from __future__ import annotations
 from typing import Any, Literal, TypeAlias
 
 import msgspec
+from msgspec import UNSET, UnsetType
+
+from templiqx_contracts.tools import ToolChoice, ToolSpec
 
 __all__ = [
     "API_VERSION",
@@ -228,7 +233,13 @@ class RenderRequest(_Strict, kw_only=True):
 
 
 class Contract(_Strict, kw_only=True):
-    """A parsed contract. Every field is always serialized; this decides its fingerprint."""
+    """A parsed contract. Every field is always serialized; this decides its fingerprint.
+
+    The exception are the tool fields, unset (and so never serialized) unless the contract
+    declares tools: an empty ``tools`` list is stored as unset, so a contract without tools
+    fingerprints exactly as it did before tools existed. Read them with ``declared_tools``,
+    ``tool_choice_of`` and ``parallel_tool_calls_of`` (:mod:`templiqx_contracts.tools`).
+    """
 
     api_version: str
     id: str
@@ -244,3 +255,10 @@ class Contract(_Strict, kw_only=True):
     components: dict[str, ComponentDefinition] = msgspec.field(default_factory=dict)
     provenance: dict[str, str] = msgspec.field(default_factory=dict)
     evals: list[EvalFixture] = msgspec.field(default_factory=list)
+    tools: list[ToolSpec] | UnsetType = UNSET
+    tool_choice: ToolChoice | UnsetType = UNSET
+    parallel_tool_calls: bool | UnsetType = UNSET
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.tools, UnsetType) and not self.tools:
+            self.tools = UNSET

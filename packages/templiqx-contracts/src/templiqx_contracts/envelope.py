@@ -176,7 +176,11 @@ class ContractDiff(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
 
 
 class Explanation(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
-    """Result of ``explain_contract``."""
+    """Result of ``explain_contract``.
+
+    ``tools`` (the declared tool names, in declaration order) is present only for a contract
+    that declares tools, so other explanations are unchanged.
+    """
 
     contract_id: str
     summary: str
@@ -187,6 +191,7 @@ class Explanation(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     components: list[str]
     unresolved_references: list[str]
     fix_hints: list[str]
+    tools: list[str] | UnsetType = UNSET
 
 
 class TestCaseResult(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):

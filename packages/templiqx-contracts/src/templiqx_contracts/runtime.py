@@ -5,8 +5,10 @@ from __future__ import annotations
 from typing import Any, TypeAlias
 
 import msgspec
+from msgspec import UNSET, UnsetType
 
 from templiqx_contracts.contract import Role
+from templiqx_contracts.tools import ToolChoice, ToolSpec
 
 __all__ = [
     "COMPILER_ID",
@@ -37,7 +39,13 @@ class CompiledMessage(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
 
 
 class CompiledInteraction(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
-    """The provider-neutral request a contract compiles to (all nine fields always present)."""
+    """The provider-neutral request a contract compiles to.
+
+    The reference's nine fields are always present. The tool fields are set only when the
+    contract declares tools — then all three, with the defaults filled in (``tool_choice``
+    ``"auto"``, ``parallel_tool_calls`` true) and every tool's arguments schema resolved — and
+    are otherwise unset and never serialized, so a tool-free interaction fingerprints as before.
+    """
 
     compiler: str
     contract_id: str
@@ -48,6 +56,9 @@ class CompiledInteraction(msgspec.Struct, kw_only=True, forbid_unknown_fields=Tr
     target_capabilities: list[str]
     runtime_policy: dict[str, Any]
     extensions: dict[str, Any]
+    tools: list[ToolSpec] | UnsetType = UNSET
+    tool_choice: ToolChoice | UnsetType = UNSET
+    parallel_tool_calls: bool | UnsetType = UNSET
 
 
 class AdapterDescriptor(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):

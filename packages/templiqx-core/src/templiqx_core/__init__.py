@@ -27,6 +27,7 @@ from templiqx_core.schema import OUTPUT_VIOLATION_LIMIT, output_violations
 from templiqx_core.semver import is_semver
 from templiqx_core.sources import ContractSource, SourceMap
 from templiqx_core.tool_refs import resolve_tool_contract_refs
+from templiqx_core.tools import output_valid, validate_tool_answer
 from templiqx_core.validate import validate_contract
 from templiqx_core.values import validate_output, validate_values
 
@@ -47,6 +48,7 @@ __all__ = [
     "is_date_time",
     "is_semver",
     "output_violations",
+    "output_valid",
     "parse_contract",
     "parse_json_value",
     "parse_lock",
@@ -60,5 +62,6 @@ __all__ = [
     "strict_json_equal",
     "validate_contract",
     "validate_output",
+    "validate_tool_answer",
     "validate_values",
 ]

@@ -51,6 +51,7 @@ from templiqx_core._yaml_decode import (
     string,
     struct,
 )
+from templiqx_core._yaml_tools import TOOL_FIELDS
 from templiqx_core._yaml_tree import Mapping, Node, Sequence
 from templiqx_core.suggest import closest
 
@@ -314,6 +315,7 @@ CONTRACT: Final = StructSpec(
         Field("components", map_of(read_component, "component definitions"), dict),
         Field("provenance", map_of(string, "strings"), dict),
         Field("evals", list_of(struct(_EVAL), "eval fixtures"), list),
+        *TOOL_FIELDS,
     ),
 )
 

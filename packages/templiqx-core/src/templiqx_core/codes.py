@@ -10,7 +10,14 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Final
 
-from templiqx_contracts import Diagnostic
+from templiqx_contracts import (
+    TOOL_CALL_ARGUMENTS,
+    TOOL_CALL_CHOICE,
+    TOOL_CALL_REQUIRED,
+    TOOL_CALL_SHAPE,
+    TOOL_CALL_UNDECLARED,
+    Diagnostic,
+)
 
 __all__ = [
     "API_VERSION",
@@ -60,7 +67,19 @@ __all__ = [
     "SCHEMA_REQUIRED_UNKNOWN",
     "SCHEMA_TYPE_REQUIRED",
     "SCHEMA_TYPE_UNSUPPORTED",
+    "TOOL_ARGUMENTS_TYPE",
+    "TOOL_CALL_ARGUMENTS",
+    "TOOL_CALL_CHOICE",
+    "TOOL_CALL_REQUIRED",
+    "TOOL_CALL_SHAPE",
+    "TOOL_CALL_UNDECLARED",
+    "TOOL_CHOICE_INVALID",
     "TOOL_CONTRACT_REF_UNRESOLVED",
+    "TOOL_DESCRIPTION_EMPTY",
+    "TOOL_NAME_DUPLICATE",
+    "TOOL_NAME_INVALID",
+    "TOOL_OUTPUT_RESERVED",
+    "TOOL_SCHEMA_INVALID",
     "TRANSLATION_KEY",
     "TRANSLATION_MISSING",
     "VALUE_MISSING",
@@ -137,6 +156,14 @@ TRANSLATION_KEY: Final = "TQX_TRANSLATION_KEY"
 RENDER_TOO_LARGE: Final = "TQX_RENDER_TOO_LARGE"
 # output
 OUTPUT_SCHEMA: Final = "TQX_OUTPUT_SCHEMA"
+# tools (declarations: templiqx_core.tools; answers: templiqx_contracts.tools)
+TOOL_NAME_INVALID: Final = "TQX_TOOL_NAME_INVALID"
+TOOL_NAME_DUPLICATE: Final = "TQX_TOOL_NAME_DUPLICATE"
+TOOL_DESCRIPTION_EMPTY: Final = "TQX_TOOL_DESCRIPTION_EMPTY"
+TOOL_SCHEMA_INVALID: Final = "TQX_TOOL_SCHEMA_INVALID"
+TOOL_ARGUMENTS_TYPE: Final = "TQX_TOOL_ARGUMENTS_TYPE"
+TOOL_CHOICE_INVALID: Final = "TQX_TOOL_CHOICE_INVALID"
+TOOL_OUTPUT_RESERVED: Final = "TQX_TOOL_OUTPUT_RESERVED"
 
 _HINTS: dict[str, str] = {
     PARSE_YAML: "Fix the YAML at the reported line and column; unknown fields, duplicate keys "
@@ -217,6 +244,26 @@ _HINTS: dict[str, str] = {
     "repeats (MAX_RENDERED_BYTES, 8 MiB of message text; MAX_COMPILED_BYTES, 16 MiB per "
     "compiled request).",
     OUTPUT_SCHEMA: "Produce output that satisfies the contract's `output_schema`.",
+    TOOL_NAME_INVALID: "Name the tool with 1 to 64 ASCII letters, digits, '_' or '-' (the "
+    "OpenAI function-name rule).",
+    TOOL_NAME_DUPLICATE: "Give every tool under `tools:` its own name.",
+    TOOL_DESCRIPTION_EMPTY: "Describe what the tool does and when to call it: the model "
+    "decides from the description.",
+    TOOL_SCHEMA_INVALID: "Make the tool's `arguments` a valid Draft 2020-12 JSON Schema.",
+    TOOL_ARGUMENTS_TYPE: "Give the tool's `arguments` schema `type: object` (a call's "
+    "arguments are a JSON object).",
+    TOOL_CHOICE_INVALID: "Set `tool_choice` to auto, required, none or `{tool: NAME}` naming a "
+    "declared tool; `tool_choice` and `parallel_tool_calls` need declared tools.",
+    TOOL_OUTPUT_RESERVED: "Rename the output schema's top-level `tool_calls` property: in a "
+    "contract that declares tools it marks a tool-call answer.",
+    TOOL_CALL_SHAPE: 'Answer tool calls as {"tool_calls": [{"id": ..., "name": ..., '
+    '"arguments": {...}}]} with at least one call.',
+    TOOL_CALL_UNDECLARED: "Call only the tools the contract declares (or declare the tool).",
+    TOOL_CALL_ARGUMENTS: "Make the call's arguments satisfy the tool's `arguments` schema.",
+    TOOL_CALL_CHOICE: "Call tools only as the contract's `tool_choice` and "
+    "`parallel_tool_calls` allow.",
+    TOOL_CALL_REQUIRED: "The contract's `tool_choice` forces a tool call: answer with tool "
+    "calls, or relax `tool_choice`.",
 }
 
 CORE_CODES: Mapping[str, str] = MappingProxyType(dict(sorted(_HINTS.items())))

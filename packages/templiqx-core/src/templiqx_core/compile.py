@@ -15,6 +15,7 @@ from templiqx_contracts import (
 from templiqx_core import codes
 from templiqx_core.render import compiled_size_problem, render_messages
 from templiqx_core.suggest import closest, name_list
+from templiqx_core.tools import compiled_tool_fields
 from templiqx_core.validate import validate_contract
 from templiqx_core.values import validate_values
 
@@ -94,6 +95,7 @@ def compile_interaction(
         target_capabilities=sorted(set(targets)),
         runtime_policy=dict(contract.runtime_policy),
         extensions={key: spec.value for key, spec in contract.extensions.items()},
+        **compiled_tool_fields(contract),
     )
     too_large = compiled_size_problem(interaction)
     if too_large is not None:

@@ -32,6 +32,9 @@ DIFF_FIELDS: Final = (
     "components",
     "provenance",
     "evals",
+    "tools",
+    "tool_choice",
+    "parallel_tool_calls",
 )
 """Every contract field, in the order changes are listed (the reference's seven first)."""
 
@@ -44,6 +47,8 @@ def _fingerprint(contract: Contract) -> str:
 
 
 def _same(left: Any, right: Any) -> bool:
+    if left is msgspec.UNSET or right is msgspec.UNSET:  # an unset tool field
+        return left is right
     try:
         return canonical_json(left) == canonical_json(right)
     except (CanonicalJSONError, TypeError, ValueError, OverflowError):

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from templiqx_contracts import Contract, Explanation
+from msgspec import UNSET
+
+from templiqx_contracts import Contract, Explanation, declared_tools
 from templiqx_core import codes
 from templiqx_core.components import component_content, referenced_components
 
@@ -10,7 +12,8 @@ __all__ = ["explain_contract"]
 
 
 def explain_contract(contract: Contract) -> Explanation:
-    """Summarize declared fields, capabilities and components, and list unresolved components.
+    """Summarize declared fields, capabilities, components and tools, and list unresolved
+    components.
 
     No validation runs. Each unresolved component name gets a fix hint naming the code
     validation really emits for it (``TQX_COMPONENT_MISSING``); a contract without messages
@@ -39,4 +42,5 @@ def explain_contract(contract: Contract) -> Explanation:
         components=sorted(contract.components),
         unresolved_references=unresolved,
         fix_hints=hints,
+        tools=[tool.name for tool in declared_tools(contract)] or UNSET,
     )

@@ -20,6 +20,7 @@ from templiqx_core.lru import LRU, digest_key
 from templiqx_core.schema import compile_schema, validate_instance
 from templiqx_core.semver import is_semver
 from templiqx_core.static_types import STRING_SCHEMA, ContentChecker, is_identifier
+from templiqx_core.tools import check_tools
 
 __all__ = ["validate_contract"]
 
@@ -89,6 +90,7 @@ def _validate(contract: Contract) -> list[Diagnostic]:
             )
         )
     _check_extensions(contract, out)
+    check_tools(contract, out)
     return out
 
 

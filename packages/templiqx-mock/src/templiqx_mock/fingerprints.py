@@ -22,6 +22,7 @@ from templiqx_mock.scenario import (
     StreamFinish,
     StreamReasoning,
     StreamStart,
+    StreamToolCall,
     StreamUsage,
 )
 
@@ -184,6 +185,14 @@ def _event(event: ScenarioStreamEvent) -> dict[str, Any]:
             "id": event.id,
             "input_tokens": event.input_tokens,
             "output_tokens": event.output_tokens,
+        }
+    if isinstance(event, StreamToolCall):  # not in the reference: written field by field
+        return {
+            "kind": "tool_call",
+            "id": event.id,
+            "call_id": event.call_id,
+            "name": event.name,
+            "arguments": event.arguments,
         }
     finish: StreamFinish = event
     flag = finish.output_schema_valid

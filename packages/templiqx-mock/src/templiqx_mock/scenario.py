@@ -2,8 +2,8 @@
 
 A manifest scripts one deterministic runtime execution, either as *steps* (request received,
 virtual delays, then exactly one success or failure) or as a *stream* of events (start, text
-deltas, reasoning, usage, end, finish). Every object rejects unknown fields. Expectations
-(diagnostics, evidence, documents) are payload-free and only fingerprinted.
+deltas, reasoning, tool-call fragments, usage, end, finish). Every object rejects unknown
+fields. Expectations (diagnostics, evidence, documents) are payload-free and only fingerprinted.
 
 Reading is strict in two stages: the document must have the manifest's shape
 (:class:`~templiqx_mock.errors.ScenarioJSONError` / :class:`~templiqx_mock.errors.ScenarioYAMLError`
@@ -33,6 +33,7 @@ from templiqx_mock.limits import (
     nesting_problem,
     size_problem,
 )
+from templiqx_mock.tool_calls import StreamToolCall, check_tool_calls
 from templiqx_mock.yaml_reader import YAMLReadError, read_yaml
 from templiqx_ports import RuntimeFailureCode
 
@@ -53,6 +54,7 @@ __all__ = [
     "StreamFinish",
     "StreamReasoning",
     "StreamStart",
+    "StreamToolCall",
     "StreamUsage",
     "expected_output_schema_valid",
     "load_scenario",
@@ -189,7 +191,13 @@ class StreamFinish(_StreamEventBase, tag="finish"):
 
 
 ScenarioStreamEvent: TypeAlias = (
-    StreamStart | StreamDelta | StreamReasoning | StreamUsage | StreamEnd | StreamFinish
+    StreamStart
+    | StreamDelta
+    | StreamReasoning
+    | StreamToolCall
+    | StreamUsage
+    | StreamEnd
+    | StreamFinish
 )
 
 
@@ -402,6 +410,9 @@ def _validate_stream(events: list[ScenarioStreamEvent]) -> None:
                 raise ScenarioError(
                     "delta/reasoning requires a started, non-empty stream before end"
                 )
+        elif isinstance(event, StreamToolCall):
+            if not started or ended:
+                raise ScenarioError("tool_call requires a started stream before end")
         elif isinstance(event, StreamUsage):
             if not started or ended or finished:
                 raise ScenarioError("usage requires an active stream")
@@ -415,6 +426,7 @@ def _validate_stream(events: list[ScenarioStreamEvent]) -> None:
             finished = True
     if not (started and ended and finished):
         raise ScenarioError("stream must contain start, end and finish")
+    check_tool_calls(events)
 
 
 def expected_output_schema_valid(manifest: ScenarioManifest) -> bool | Literal["computed"] | None:

@@ -9,7 +9,11 @@ It never calls a model and, by default, never sleeps: a ``delay`` step advances 
 
 A success reports the ``output_schema_valid`` its manifest scripts; where nothing scripts it (a
 script success, a ``runtime_success`` step or ``finish`` event without the flag) the flag is
-computed against ``request.interaction.output_schema`` by the application's rule (DECISIONS 8).
+computed against ``request.interaction.output_schema`` by the application's rule (DECISIONS 8),
+which judges a tool-call answer by the interaction's declared tools.
+
+A manifest's ``tool_call`` events script a model that calls tools (see
+:mod:`templiqx_mock.tool_calls`); such a runtime declares the ``tool_calling`` capability.
 
 All mutable state (attempt counter, clock, script queue) sits behind one lock, so one instance
 may be shared between threads and its :meth:`ScriptedRuntime.stats` read from anywhere.
@@ -43,6 +47,7 @@ from templiqx_contracts import (
     ExecutionReceipt,
     ExecutionRequest,
     StreamEvent,
+    ToolCallDelta,
     fingerprint,
 )
 from templiqx_mock.fingerprints import runtime_failure_fingerprint
@@ -56,7 +61,8 @@ from templiqx_mock.scenario import (
     StreamReasoning,
     StreamUsage,
 )
-from templiqx_mock.validity import output_schema_valid
+from templiqx_mock.tool_calls import StreamToolCall, scripted_tool_answer
+from templiqx_mock.validity import interaction_valid
 from templiqx_ports import (
     AsyncRuntimeAdapter,
     CancelToken,
@@ -167,6 +173,7 @@ class ScriptedRuntime(RuntimeAdapter, AsyncRuntimeAdapter):
         scenario_id: str | None = None,
         fallback_output: Any = None,
         pace_ms: int = 0,
+        tool_calling: bool = False,
     ) -> None:
         if pace_ms < 0:
             raise ValueError("pace_ms must be zero or a positive number of milliseconds")
@@ -179,6 +186,11 @@ class ScriptedRuntime(RuntimeAdapter, AsyncRuntimeAdapter):
         self._scenario_id = scenario_id
         self._fallback_output = fallback_output
         self._pace_s = pace_ms / 1000.0
+        scripted_calls = any(isinstance(event, StreamToolCall) for event in events or ())
+        self._capabilities = [
+            *CAPABILITIES,
+            *(["tool_calling"] if tool_calling or scripted_calls else []),
+        ]
 
     # --- constructors ----------------------------------------------------------------------
 
@@ -226,9 +238,11 @@ class ScriptedRuntime(RuntimeAdapter, AsyncRuntimeAdapter):
     # --- the port --------------------------------------------------------------------------
 
     def descriptor(self) -> AdapterDescriptor:
-        """``templiqx-scripted-runtime`` ``0.2.0`` with ``["structured_output"]``."""
+        """``templiqx-scripted-runtime`` ``0.2.0`` with ``["structured_output"]``, and
+        ``tool_calling`` after it when the runtime scripts tool calls (``tool_call`` events, or
+        ``tool_calling=True`` for a runtime replaying tool-call outputs)."""
         return AdapterDescriptor(
-            id=ADAPTER_ID, version=ADAPTER_VERSION, capabilities=[*CAPABILITIES]
+            id=ADAPTER_ID, version=ADAPTER_VERSION, capabilities=list(self._capabilities)
         )
 
     def stats(self) -> RuntimeStats:
@@ -262,10 +276,12 @@ class ScriptedRuntime(RuntimeAdapter, AsyncRuntimeAdapter):
         *,
         cancel: CancelToken | None = None,
     ) -> ExecutionReceipt:
-        """Stream the manifest's ``delta`` texts, then execute and emit one terminal event.
+        """Stream the manifest's ``delta`` texts and ``tool_call`` fragments, then execute and
+        emit one terminal event.
 
-        Deltas are emitted before execution; ``reasoning``, ``usage``, ``start``, ``end`` and
-        ``finish`` are not streamed. A success ends in ``Complete`` with exactly the receipt
+        A ``Delta`` per text and a ``ToolCallDelta`` per non-empty arguments fragment are emitted
+        before execution; ``reasoning``, ``usage``, ``start``, ``end`` and ``finish`` are not
+        streamed. A success ends in ``Complete`` with exactly the receipt
         :meth:`execute` returns; a failure ends in one ``Failed`` and the error is re-raised.
         ``cancel`` is checked before each delta and before executing: once set, one ``Failed``
         with ``TQX_RUNTIME_CANCELLED`` is emitted and the matching error raised.
@@ -274,10 +290,11 @@ class ScriptedRuntime(RuntimeAdapter, AsyncRuntimeAdapter):
             events = self._events
         try:
             for event in events or []:
-                if not isinstance(event, StreamDelta):
+                streamed = _streamed(event)
+                if streamed is None:
                     continue
                 self._check_cancel(cancel)
-                sink(Delta(text=event.text))
+                sink(streamed)
                 self._pause(cancel)
             self._check_cancel(cancel)
             receipt = self.execute(request)
@@ -308,10 +325,11 @@ class ScriptedRuntime(RuntimeAdapter, AsyncRuntimeAdapter):
             events = self._events
         try:
             for event in events or []:
-                if not isinstance(event, StreamDelta):
+                streamed = _streamed(event)
+                if streamed is None:
                     continue
                 self._check_cancel(cancel)
-                yield Delta(text=event.text)
+                yield streamed
                 if self._pace_s > 0:
                     await asyncio.sleep(self._pace_s)
             self._check_cancel(cancel)
@@ -385,8 +403,11 @@ class ScriptedRuntime(RuntimeAdapter, AsyncRuntimeAdapter):
                 output_tokens = min(output_tokens + event.output_tokens, _U64_MAX)
             elif isinstance(event, StreamFinish):
                 finish = event
+        tool_answer = scripted_tool_answer(events)
         if finish is not None and finish.output is not None:
             output = copy.deepcopy(finish.output)
+        elif tool_answer is not None:
+            output = tool_answer
         elif request.fixture_output is not None:
             output = request.fixture_output
         elif self._fallback_output is not None:
@@ -410,7 +431,7 @@ class ScriptedRuntime(RuntimeAdapter, AsyncRuntimeAdapter):
         except CanonicalJSONError as exc:
             raise InvalidDataError(str(exc)) from exc
         valid = (
-            output_schema_valid(request.interaction.output_schema, output)
+            interaction_valid(request.interaction, output)
             if scripted_valid is None
             else scripted_valid
         )
@@ -442,3 +463,13 @@ class ScriptedRuntime(RuntimeAdapter, AsyncRuntimeAdapter):
                 detail=detail,
             )
         )
+
+
+def _streamed(event: ScenarioStreamEvent) -> Delta | ToolCallDelta | None:
+    """The stream event a scripted event is sent as: a ``Delta`` per text, a ``ToolCallDelta``
+    per non-empty arguments fragment; ``None`` for what is not streamed."""
+    if isinstance(event, StreamDelta):
+        return Delta(text=event.text)
+    if isinstance(event, StreamToolCall) and event.arguments:
+        return ToolCallDelta(name=event.name, arguments_fragment=event.arguments)
+    return None

@@ -6,7 +6,8 @@ scenario leaves the flag open, the scripted runtime computes it by the same boun
 schema compiles in jsonschema-rs (draft from ``$schema``, Draft 2020-12 by default, ``format``
 not asserted by the engine, no network), the engine accepts the output, and the ``date`` /
 ``date-time`` walk of :mod:`templiqx_contracts.formats` finds nothing. A schema that does not
-compile accepts no output. Nothing here raises.
+compile accepts no output. For an interaction that declares tools, a tool-call answer is judged
+by its tools instead (the shared rule of :mod:`templiqx_contracts.tools`). Nothing here raises.
 """
 
 from __future__ import annotations
@@ -17,9 +18,14 @@ from typing import Any, Final, NamedTuple
 import jsonschema_rs
 import msgspec
 
-from templiqx_contracts import FormatPlan, format_plan
+from templiqx_contracts import (
+    CompiledInteraction,
+    FormatPlan,
+    format_plan,
+    interaction_output_valid,
+)
 
-__all__ = ["output_schema_valid"]
+__all__ = ["interaction_valid", "output_schema_valid"]
 
 _CACHED_SCHEMAS: Final = 256
 _to_key: Final = msgspec.msgpack.Encoder().encode
@@ -61,3 +67,8 @@ def output_schema_valid(schema: Any, output: Any) -> bool:
     except (TypeError, ValueError, OverflowError):
         return _checker(schema).accepts(output)
     return _checker_for_key(key).accepts(output)
+
+
+def interaction_valid(interaction: CompiledInteraction, output: Any) -> bool:
+    """Whether ``output`` answers ``interaction`` validly (its tools, or its output schema)."""
+    return interaction_output_valid(interaction, output, output_schema_valid)

@@ -27,7 +27,7 @@ from templiqx_runtime_openai.client import ChatClient, ChatResult
 from templiqx_runtime_openai.details import Detail
 from templiqx_runtime_openai.failures import FailureSource
 from templiqx_runtime_openai.settings import OpenAISettings, SettingsError
-from templiqx_runtime_openai.validity import output_schema_valid
+from templiqx_runtime_openai.validity import interaction_valid
 
 __all__ = [
     "ADAPTER_ID",
@@ -41,9 +41,10 @@ __all__ = [
 
 ADAPTER_ID: Final = "templiqx-runtime-openai"
 ADAPTER_VERSION: Final = "0.2.0"
-CAPABILITIES: Final = ("chat_completion", "streaming", "structured_output", "text")
+CAPABILITIES: Final = ("chat_completion", "streaming", "structured_output", "text", "tool_calling")
 """Sorted. ``text``: plain-text interactions return the content string; ``streaming``: live
-deltas from the server (not the default single-event projection)."""
+deltas from the server (not the default single-event projection); ``tool_calling``: declared
+tools are sent, and tool calls come back as ``{"tool_calls": [...]}``."""
 
 
 def settings_failure(source: FailureSource, error: SettingsError) -> RuntimeFailureError:
@@ -100,10 +101,11 @@ class OpenAIRuntime(RuntimeAdapter):
     """One chat completion per execution against ``settings.base_url``; no retries.
 
     * ``request_fingerprint`` is the fingerprint of the non-streamed request body (model,
-      messages, ``response_format``, forwarded sampling settings) — so it names what the model
-      was asked, and is the same for ``execute`` and ``execute_streaming``.
+      messages, ``response_format``, declared tools, forwarded sampling settings) — so it names
+      what the model was asked, and is the same for ``execute`` and ``execute_streaming``.
     * ``output`` is the parsed JSON (structured-output interactions), the text (otherwise), or
-      ``{"tool_calls": [...]}``; ``output_schema_valid`` checks it against the contract's schema.
+      ``{"tool_calls": [...]}``; ``output_schema_valid`` checks it against the contract's schema
+      (a tool-call answer against the declared tools).
     * ``execute_streaming`` emits a ``Delta`` per content fragment and a ``ToolCallDelta`` per
       arguments fragment as they arrive, then exactly one ``Complete`` (the receipt ``execute``
       would return) or one ``Failed`` (then raises the same error). ``cancel`` is honoured
@@ -166,7 +168,7 @@ class OpenAIRuntime(RuntimeAdapter):
             request_fingerprint=fingerprint(result.body),
             output_fingerprint=fingerprint(output),
             output=output,
-            output_schema_valid=output_schema_valid(request.interaction.output_schema, output),
+            output_schema_valid=interaction_valid(request.interaction, output),
         )
 
     def execute(self, request: ExecutionRequest) -> ExecutionReceipt:

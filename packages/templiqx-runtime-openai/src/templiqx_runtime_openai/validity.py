@@ -6,7 +6,8 @@ by default, no network), the engine accepts the value with ``format`` not assert
 ``date``/``date-time`` formats hold along ``properties`` and ``items``. Adapters may not import
 the core, so this module applies that rule with the same engine (jsonschema-rs) and the format
 walk the core uses too (:mod:`templiqx_contracts.formats`). A schema that does not compile makes
-every output invalid; nothing here ever raises.
+every output invalid; nothing here ever raises. For an interaction that declares tools, a
+tool-call answer is judged by its tools (the shared rule of :mod:`templiqx_contracts.tools`).
 """
 
 from __future__ import annotations
@@ -18,9 +19,14 @@ from typing import Any, Final
 import jsonschema_rs
 import msgspec
 
-from templiqx_contracts import FormatPlan, format_plan
+from templiqx_contracts import (
+    CompiledInteraction,
+    FormatPlan,
+    format_plan,
+    interaction_output_valid,
+)
 
-__all__ = ["output_schema_valid"]
+__all__ = ["interaction_valid", "output_schema_valid"]
 
 _CACHE_SIZE: Final = 256
 _key: Final = msgspec.msgpack.Encoder().encode
@@ -76,3 +82,8 @@ def output_schema_valid(schema: Any, output: Any) -> bool:
     except Exception:  # a value the engine cannot read is not valid output
         return False
     return compiled.formats is None or compiled.formats.holds(output)
+
+
+def interaction_valid(interaction: CompiledInteraction, output: Any) -> bool:
+    """Whether ``output`` answers ``interaction`` validly (its tools, or its output schema)."""
+    return interaction_output_valid(interaction, output, output_schema_valid)

@@ -14,6 +14,7 @@ import msgspec
 
 from templiqx_contracts import CompiledInteraction
 from templiqx_contracts import Usage as EnvelopeUsage
+from templiqx_runtime_openai.tools import tool_fields
 
 __all__ = [
     "OUTPUT_SCHEMA_NAME",
@@ -183,7 +184,8 @@ def build_body(interaction: CompiledInteraction, model: str) -> dict[str, Any]:
 
     ``model``; ``messages`` (role and content of every compiled message); for structured-output
     interactions ``response_format`` = ``json_schema`` named ``templiqx_output``, strict, with
-    the contract's output schema verbatim; then each sampling key present in ``runtime_policy``.
+    the contract's output schema verbatim; the declared tools, if any (see
+    :mod:`templiqx_runtime_openai.tools`); then each sampling key present in ``runtime_policy``.
     Call :func:`sampling_problem` first: values are forwarded as they are.
     """
     body: dict[str, Any] = {
@@ -201,6 +203,7 @@ def build_body(interaction: CompiledInteraction, model: str) -> dict[str, Any]:
                 "schema": interaction.output_schema,
             },
         }
+    body.update(tool_fields(interaction))
     policy = interaction.runtime_policy
     for key in SAMPLING_KEYS:
         if key in policy:
