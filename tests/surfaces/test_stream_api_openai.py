@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from templiqx_conformance.loopback import CHAT_COMPLETIONS_PATH, Exchange, LoopbackServer, Reply
-from templiqx_conformance.openai_streams import frame, stream_chunk
+from templiqx_conformance.loopback import sse_frame as frame
+from templiqx_conformance.openai_wire import stream_chunk
 from templiqx_contracts import Delta, Failed, StreamEvent
 from templiqx_local import compose
 from templiqx_runtime_openai import OpenAIRuntime, OpenAISettings

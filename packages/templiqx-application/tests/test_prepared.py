@@ -115,3 +115,12 @@ def test_the_cache_is_bounded_in_entries_and_bytes(root: Path) -> None:
     tiny = ContractCache(store, max_source_bytes=10)
     tiny.put(loaded, loaded.source, manifest, ReadRecorder(store))
     assert len(tiny) == 0, "a load larger than the byte bound is not kept"
+
+
+
+def test_a_source_with_a_lone_surrogate_is_refused_not_crashed_on(root: Path) -> None:
+    """The cache's identity of a text must not raise on a text the reader then refuses."""
+    service = compose(str(root))
+    assert service.validate_contract("welcome", "onboarding-summary").ok  # a kept load
+    refused = service.put_contract("welcome", "onboarding-summary", 'id: x\n"\ud800": 1\n')
+    assert [d.code for d in refused.diagnostics] == ["TQX_PARSE_YAML"]

@@ -214,7 +214,7 @@ def test_a_plain_answer_is_still_checked_against_the_output_schema(root: Path) -
     svc = service(root)
     assert execute(svc, {"reply": "We open at nine."}).ok
     envelope = execute(svc, {"reply": ""})
-    assert codes(envelope) == [("TQX_OUTPUT_SCHEMA", "/output")]
+    assert codes(envelope) == [("TQX_OUTPUT_SCHEMA", "/output/reply")]  # each violation named
 
 
 def test_a_forced_tool_call_refuses_a_plain_answer(root: Path) -> None:

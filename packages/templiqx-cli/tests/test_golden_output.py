@@ -173,7 +173,10 @@ CASES: list[Case] = [
     Case(
         "run-eval", ["run-eval", "welcome", "account-digest", "quiet-week", "--capability", "text"]
     ),
-    Case("run-eval-failing", ["run-eval", "welcome", "account-digest", "quiet-week"]),
+    Case(
+        "run-eval-failing",
+        ["run-eval", "welcome", "account-digest", "quiet-week", "--capability", "structured_output"],
+    ),
     Case("diff", ["diff", "welcome", "onboarding-summary", "welcome", "account-digest"]),
     Case("diff-equal", ["diff", "welcome", "account-digest", "demo", "account-digest"]),
     Case("explain", ["explain", "welcome", "onboarding-summary"]),

@@ -3,6 +3,7 @@
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 TEMPLIQX = str(Path(sys.executable).parent / "templiqx")
@@ -17,8 +18,9 @@ helped = subprocess.run([TEMPLIQX, "--help"], capture_output=True, text=True, ch
 runtimes = " ".join(helped.stdout.split())
 check("templiqx.runtimes): fake, openai." in runtimes, f"the CLI lists openai: {helped.stdout}")
 env = {k: v for k, v in os.environ.items() if not k.startswith(("MODEL_", "OPENAI_"))}
+root = tempfile.mkdtemp()  # a packages root must exist: templiqx never creates one
 chosen = subprocess.run(
-    [TEMPLIQX, "--root", "packages", "--runtime", "openai", "discover"],
+    [TEMPLIQX, "--root", root, "--runtime", "openai", "discover"],
     capture_output=True,
     text=True,
     env=env,

@@ -118,7 +118,10 @@ class ContractLoader:
         """
         if manifest is None:
             manifest = self._manifest(package)
-        if manifest is not None:
+        # A strict load also checks that signatures cover every included file, which reads
+        # other packages' manifests: it is never served from (or kept in) the cache.
+        cacheable = manifest is not None and not strict_from_environment()
+        if cacheable and manifest is not None:
             kept = self.cache.get(package, contract_id, source, manifest)
             if kept is not None:
                 return kept
@@ -141,7 +144,7 @@ class ContractLoader:
             located = read.locate(include_diagnostics)
             return LoadedContract(package, contract_id, source, None, located, manifest)
         loaded = LoadedContract(package, contract_id, source, expanded, [], manifest)
-        if manifest is not None:
+        if cacheable and manifest is not None:
             self.cache.put(loaded, source, manifest, recorder)
         return loaded
 

@@ -24,7 +24,7 @@ import hashlib
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from templiqx_contracts import PackageManifest
 from templiqx_ports import PackageStore, PortError
@@ -43,7 +43,10 @@ MAX_SOURCE_BYTES = 64 * 1024 * 1024
 
 def digest(data: bytes | str) -> bytes:
     """The SHA-256 of ``data`` (UTF-8 for text)."""
-    return hashlib.sha256(data.encode("utf-8") if isinstance(data, str) else data).digest()
+    # surrogatepass: a text with a lone surrogate (which the reader refuses) still has an
+    # identity, distinct from every other text's, instead of raising here
+    raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
+    return hashlib.sha256(raw).digest()
 
 
 class ReadRecorder:
@@ -60,6 +63,11 @@ class ReadRecorder:
         self.reads.append((package, path, digest(data)))
         self.size += len(data)
         return data
+
+    def __getattr__(self, name: str) -> Any:
+        """Every other store method, unrecorded (only partial reads decide a load's validity;
+        strict-mode loads, which also read other manifests, are never cached)."""
+        return getattr(self._store, name)
 
 
 @dataclass(frozen=True)
