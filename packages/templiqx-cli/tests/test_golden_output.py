@@ -175,7 +175,7 @@ CASES: list[Case] = [
     ),
     Case(
         "run-eval-failing",
-        ["run-eval", "welcome", "account-digest", "quiet-week", "--capability", "structured_output"],
+        ["run-eval", "welcome", "account-digest", "quiet-week", *STRUCTURED],
     ),
     Case("diff", ["diff", "welcome", "onboarding-summary", "welcome", "account-digest"]),
     Case("diff-equal", ["diff", "welcome", "account-digest", "demo", "account-digest"]),
