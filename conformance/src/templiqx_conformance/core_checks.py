@@ -35,7 +35,6 @@ from templiqx_conformance.stream_checks import (
     deltas_match_output,
     event_order,
 )
-from templiqx_conformance.tool_probe import declared_tools_check
 from templiqx_contracts import (
     AdapterDescriptor,
     CanonicalJSONError,
@@ -330,11 +329,5 @@ CORE_CHECKS: tuple[Check, ...] = (
         "concurrency.parallel_execute",
         "one adapter serves concurrent executions with identical receipts",
         _parallel_execute,
-    ),
-    Check(
-        "tools.declared_calls",
-        "(tool_calling adapters) calls of declared tools become the {tool_calls} receipt, judged "
-        "by the declared tools, streamed as fragments that assemble into it",
-        declared_tools_check,
     ),
 )
