@@ -117,7 +117,6 @@ def test_the_cache_is_bounded_in_entries_and_bytes(root: Path) -> None:
     assert len(tiny) == 0, "a load larger than the byte bound is not kept"
 
 
-
 def test_a_source_with_a_lone_surrogate_is_refused_not_crashed_on(root: Path) -> None:
     """The cache's identity of a text must not raise on a text the reader then refuses."""
     service = compose(str(root))
