@@ -19,7 +19,7 @@ def test_run_prints_a_table_and_exits_zero_when_conformant(
     out = capsys.readouterr().out
     assert "templiqx conformance 0.2.0: acme-echo 1.0.0" in out
     assert "PASS  failure.projection" in out
-    assert out.rstrip().endswith("12 passed, 0 failed, 2 not applicable: conformant")
+    assert out.rstrip().endswith("12 passed, 0 failed, 3 not applicable: conformant")
 
 
 def test_run_accepts_a_class_and_failure_cases_separately(

@@ -21,6 +21,7 @@ from acme_messages import MessagesRuntime, MessagesSettings
 from acme_messages.exchange import Exchange
 from acme_messages.failures import Code, failure
 from acme_messages.messages import StreamReader
+from acme_messages.runtime import schema_accepts
 from messages_wire import MODEL, MessagesWire, make_runtime, target
 
 from templiqx_conformance import (
@@ -41,7 +42,9 @@ from templiqx_contracts import (
     ExecutionRequest,
     StreamEvent,
     ToolCallDelta,
+    declared_tools,
     fingerprint,
+    is_tool_answer,
 )
 from templiqx_ports import CancelToken, PortError, StreamSink, failed_event
 
@@ -273,8 +276,71 @@ class KeyInErrors(MessagesRuntime):
         return failure(Code(error.code), f"HTTP {status} for key {self.settings.api_key}")
 
 
-class SchemaAlwaysValid(MessagesRuntime):
-    """output_schema_valid is always true."""
+# --- planted tool-calling bugs (the adapter declares tool_calling) ------------------------------
+
+
+class DropsDeclaredTools(MessagesRuntime):
+    """The declared tools (and the tool choice) never reach the provider."""
+
+    def _body(self, request: ExecutionRequest) -> dict[str, Any]:
+        body = super()._body(request)
+        if declared_tools(request.interaction):
+            del body["tools"], body["tool_choice"]
+        return body
+
+
+class ChoiceAlwaysAuto(MessagesRuntime):
+    """The declared tools are sent, but the tool choice is always auto."""
+
+    def _body(self, request: ExecutionRequest) -> dict[str, Any]:
+        body = super()._body(request)
+        if declared_tools(request.interaction):
+            body["tool_choice"] = {"type": "auto"}
+        return body
+
+
+class FirstToolNameReader(StreamReader):
+    """Every ToolCallDelta carries the first call's name (the name is never updated)."""
+
+    first: str | None = None
+
+    def handle(self, event: Any) -> list[Delta | ToolCallDelta]:
+        deltas = super().handle(event)
+        for index, delta in enumerate(deltas):
+            if isinstance(delta, ToolCallDelta):
+                self.first = self.first or delta.name
+                deltas[index] = ToolCallDelta(
+                    name=self.first, arguments_fragment=delta.arguments_fragment
+                )
+        return deltas
+
+
+class WrongFragmentNames(MessagesRuntime):
+    """Tool-call fragments that do not assemble per call: all are named after the first call."""
+
+    reader_class = FirstToolNameReader
+
+
+class CallIdsLostReader(StreamReader):
+    def handle(self, event: Any) -> list[Delta | ToolCallDelta]:
+        deltas = super().handle(event)
+        if self.done:
+            for block in self.reply.blocks:
+                block.id = ""  # the id of content_block_start never kept
+        return deltas
+
+
+class StreamedCallsDiffer(MessagesRuntime):
+    """The streamed receipt's tool calls lose their ids; execute's keep them."""
+
+    reader_class = CallIdsLostReader
+
+
+class Judged(MessagesRuntime):
+    """A variant that computes output_schema_valid its own way (see :meth:`judge`)."""
+
+    def judge(self, request: ExecutionRequest, output: Any) -> bool:
+        return schema_accepts(request.interaction.output_schema, output)
 
     def _receipt(
         self, request: ExecutionRequest, body: dict[str, Any], output: Any
@@ -285,8 +351,29 @@ class SchemaAlwaysValid(MessagesRuntime):
             request_fingerprint=receipt.request_fingerprint,
             output_fingerprint=receipt.output_fingerprint,
             output=receipt.output,
-            output_schema_valid=True,
+            output_schema_valid=self.judge(request, output),
         )
+
+
+class SchemaAlwaysValid(Judged):
+    """output_schema_valid is always true."""
+
+    def judge(self, request: ExecutionRequest, output: Any) -> bool:
+        return True
+
+
+class CallsJudgedByOutputSchema(Judged):
+    """Tool calls are judged by the output schema, as if no tool were declared."""
+
+
+class CallsJudgedByNamesOnly(Judged):
+    """Tool calls are valid when they name declared tools (tool choice, parallel ignored)."""
+
+    def judge(self, request: ExecutionRequest, output: Any) -> bool:
+        if not is_tool_answer(output):
+            return super().judge(request, output)
+        names = {tool.name for tool in declared_tools(request.interaction)}
+        return all(call["name"] in names for call in output["tool_calls"])
 
 
 def made(runtime: type[MessagesRuntime], **limits: int) -> Callable[[str, str], MessagesRuntime]:
@@ -402,6 +489,45 @@ PLANTED = [
         "receipt.output_schema_valid",
         "structured-invalid: the adapter claims output_schema_valid=True but output "
         '{"note":"ok has the wrong type","ok":"yes"} violates schema',
+    ),
+    Planted(
+        "declared tools left out of the request",
+        made(DropsDeclaredTools),
+        "tools.declared_calls",
+        "tool-calls via execute: declared tool 'get_weather' is not in the request",
+    ),
+    Planted(
+        "tool choice not sent (always auto)",
+        made(ChoiceAlwaysAuto),
+        "tools.declared_calls",
+        "tool-calls (get_weather forced, no parallel calls) via execute: tool_choice is "
+        '{"type": "auto"}, expected {"type": "tool", "name": "get_weather", '
+        '"disable_parallel_tool_use": true}',
+    ),
+    Planted(
+        "tool-call fragments that do not assemble per call",
+        made(WrongFragmentNames),
+        "streaming.deltas_match_output",
+        "tool-calls: the fragments of tool call 'get_weather' assemble to",
+    ),
+    Planted(
+        "streamed tool-call receipt differs from execute's",
+        made(StreamedCallsDiffer),
+        "streaming.complete_matches_execute",
+        "tool-calls: the Complete receipt differs:\n    output_fingerprint: execute",
+    ),
+    Planted(
+        "tool calls judged by the output schema",
+        made(CallsJudgedByOutputSchema),
+        "receipt.output_schema_valid",
+        "tool-calls: the adapter claims output_schema_valid=False but the tool calls",
+    ),
+    Planted(
+        "tool calls judged by their names only",
+        made(CallsJudgedByNamesOnly),
+        "tools.declared_calls",
+        "tool-calls (get_weather forced, no parallel calls): the adapter claims "
+        "output_schema_valid=True",
     ),
 ]
 

@@ -24,8 +24,9 @@ def test_a_conftest_fixture_yields_one_test_per_check(pytester: pytest.Pytester)
     )
     result = pytester.runpytest_inprocess(*QUIET, "-v", "-rs")
     # The example overrides streaming, so without failure cases its failure projection goes
-    # unproven (failed); it holds no credential (secrets skipped).
-    result.assert_outcomes(passed=FIXTURE_SUITE - 3, failed=1, skipped=2)
+    # unproven (failed); it holds no credential (secrets skipped) and declares no tool_calling
+    # (tools.declared_calls skipped).
+    result.assert_outcomes(passed=FIXTURE_SUITE - 4, failed=1, skipped=3)
     result.stdout.fnmatch_lines(
         [
             "conftest.py::templiqx-conformance::descriptor.well_formed PASSED*",
@@ -33,6 +34,7 @@ def test_a_conftest_fixture_yields_one_test_per_check(pytester: pytest.Pytester)
             "projects failures, but no failure cases were supplied*",
             "*streaming.default_projection does not apply*",
             "*secrets.not_exposed does not apply: no secret to look for*",
+            "*tools.declared_calls does not apply: the adapter does not declare 'tool_calling'*",
         ]
     )
 
@@ -74,7 +76,7 @@ def test_a_broken_adapter_in_a_test_module_fails_its_test_with_the_message(
         """
     )
     result = pytester.runpytest_inprocess(*QUIET)
-    result.assert_outcomes(passed=FIXTURE_SUITE - 3 + 1, failed=1, skipped=2)
+    result.assert_outcomes(passed=FIXTURE_SUITE - 4 + 1, failed=1, skipped=3)
     result.stdout.fnmatch_lines(
         [
             "*exactly one terminal event*",

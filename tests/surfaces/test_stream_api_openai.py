@@ -13,8 +13,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from templiqx_conformance.loopback import CHAT_COMPLETIONS_PATH, Exchange, LoopbackServer, Reply
-from templiqx_conformance.loopback import sse_frame as frame
+from templiqx_conformance.loopback import (
+    CHAT_COMPLETIONS_PATH,
+    Exchange,
+    LoopbackServer,
+    Reply,
+    sse_frame,
+)
 from templiqx_conformance.openai_wire import stream_chunk
 from templiqx_contracts import Delta, Failed, StreamEvent
 from templiqx_local import compose
@@ -24,7 +29,7 @@ KEY = "sk-stream-api-test-5c1e"
 
 
 def _ticking_server() -> LoopbackServer:
-    tick = frame(stream_chunk({"content": "tick "}))
+    tick = sse_frame(stream_chunk({"content": "tick "}))
     return LoopbackServer(routes={"/v1" + CHAT_COMPLETIONS_PATH: Reply.ticking(tick, every_s=0.01)})
 
 

@@ -13,12 +13,17 @@ import msgspec
 from templiqx_conformance.probes import Probe, applicable_probes
 from templiqx_conformance.recording import Outcome, describe_error, run_execute, run_streaming
 from templiqx_conformance.rig import Rig
+from templiqx_conformance.schema import satisfies
 from templiqx_contracts import (
     AdapterDescriptor,
+    CompiledInteraction,
     Complete,
     ExecutionReceipt,
     ExecutionRequest,
     canonical_json,
+    declared_tools,
+    interaction_output_valid,
+    is_tool_answer,
 )
 from templiqx_ports import RuntimeAdapter
 
@@ -31,6 +36,7 @@ __all__ = [
     "receipt_diff",
     "show",
     "streams_by_default",
+    "validity_problem",
 ]
 
 HEX64 = re.compile(r"[0-9a-f]{64}")
@@ -93,6 +99,30 @@ def receipt_diff(left: ExecutionReceipt, right: ExecutionReceipt, names: tuple[s
     return "\n".join(lines)
 
 
+def validity_problem(interaction: CompiledInteraction, receipt: ExecutionReceipt) -> str | None:
+    """Why ``receipt.output_schema_valid`` is wrong for ``interaction`` (``None`` if it is right).
+
+    The truth is the application's (DECISIONS 8): a tool-call answer to an interaction that
+    declares tools is judged by those tools, anything else by the output schema.
+    """
+    truth = interaction_output_valid(interaction, receipt.output, satisfies)
+    if receipt.output_schema_valid is truth:
+        return None
+    claim = f"the adapter claims output_schema_valid={receipt.output_schema_valid} but"
+    if declared_tools(interaction) and is_tool_answer(receipt.output):
+        names = ", ".join(tool.name for tool in declared_tools(interaction))
+        verdict = "satisfy" if truth else "do not satisfy"
+        return (
+            f"{claim} the tool calls {show(receipt.output)} {verdict} the declared tools "
+            f"({names}: their names, arguments schemas, tool_choice and parallel_tool_calls); "
+            "compute the flag with templiqx_contracts.interaction_output_valid"
+        )
+    verdict = "satisfies" if truth else "violates"
+    return (
+        f"{claim} output {show(receipt.output)} {verdict} schema {show(interaction.output_schema)}"
+    )
+
+
 class CheckContext:
     """What a check works with: the rig, the call deadline, and helpers that fail clearly."""
 
@@ -151,7 +181,8 @@ class CheckContext:
         if not probes:
             raise BrokenInvariantError(
                 "the adapter must declare a capability the kit can exercise "
-                f"('structured_output' or 'text'); it declares {show(descriptor.capabilities)}"
+                f"('structured_output', 'text' or 'tool_calling'); it declares "
+                f"{show(descriptor.capabilities)}"
             )
         return probes
 

@@ -22,11 +22,11 @@ from templiqx_conformance.context import (
     receipt_diff,
     roundtrips,
     show,
+    validity_problem,
 )
 from templiqx_conformance.failure_checks import failure_projection
 from templiqx_conformance.probes import Probe
 from templiqx_conformance.recording import describe_error, run_execute
-from templiqx_conformance.schema import satisfies
 from templiqx_conformance.secrets_check import secrets_not_exposed
 from templiqx_conformance.stream_checks import (
     cancellation_token,
@@ -35,6 +35,7 @@ from templiqx_conformance.stream_checks import (
     deltas_match_output,
     event_order,
 )
+from templiqx_conformance.tool_probe import declared_tools_check
 from templiqx_contracts import (
     AdapterDescriptor,
     CanonicalJSONError,
@@ -208,15 +209,14 @@ def _output_schema_valid(ctx: CheckContext) -> None:
     problems = []
     for probe in ctx.probes():
         receipt = ctx.execute(probe)
-        truth = satisfies(probe.interaction.output_schema, receipt.output)
-        if receipt.output_schema_valid is not truth:
-            verdict = "satisfies" if truth else "violates"
-            problems.append(
-                f"{probe.name}: the adapter claims "
-                f"output_schema_valid={receipt.output_schema_valid} but output "
-                f"{show(receipt.output)} {verdict} schema {show(probe.interaction.output_schema)}"
-            )
-    fail_if("output_schema_valid must agree with the interaction's output schema", problems)
+        problem = validity_problem(probe.interaction, receipt)
+        if problem is not None:
+            problems.append(f"{probe.name}: {problem}")
+    fail_if(
+        "output_schema_valid must agree with the interaction's output schema (a tool-call answer "
+        "to an interaction that declares tools: with the declared tools)",
+        problems,
+    )
 
 
 # --- failures -----------------------------------------------------------------------------
@@ -329,5 +329,11 @@ CORE_CHECKS: tuple[Check, ...] = (
         "concurrency.parallel_execute",
         "one adapter serves concurrent executions with identical receipts",
         _parallel_execute,
+    ),
+    Check(
+        "tools.declared_calls",
+        "(tool_calling adapters) declared tools reach the model and judge its calls: an "
+        "undeclared or forbidden call is invalid on both paths",
+        declared_tools_check,
     ),
 )

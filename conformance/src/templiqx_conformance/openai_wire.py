@@ -8,6 +8,10 @@ chunk, a usage chunk with an empty ``choices`` list (``stream_options.include_us
 carries ``id``, ``type`` and the function ``name`` with empty ``arguments``; later fragments
 carry only ``index`` and an ``arguments`` piece (sequential, or interleaved when asked).
 
+Requests must carry the interaction's messages in order and, when it declares tools, the
+members :func:`tool_fields` gives: ``tools`` (each a function whose ``parameters`` are its
+arguments schema), ``tool_choice`` and ``parallel_tool_calls``, exactly as the interaction says.
+
 Besides the kit's generic fault matrix, the wire adds OpenAI's own failures: a completion with no
 choices (``INVALID_RESPONSE``), a refusal and a ``content_filter`` finish (``PERMANENT``,
 DECISIONS 7b).
@@ -20,10 +24,17 @@ from typing import Any
 
 from templiqx_conformance.loopback import RecordedRequest, SSEEvent
 from templiqx_conformance.wire import Answer, Wire, WireFault, fragments
-from templiqx_contracts import CompiledInteraction, canonical_json
+from templiqx_contracts import (
+    CompiledInteraction,
+    NamedToolChoice,
+    canonical_json,
+    declared_tools,
+    parallel_tool_calls_of,
+    tool_choice_of,
+)
 from templiqx_ports import RuntimeFailureCode
 
-__all__ = ["MODEL", "USAGE", "OpenAIWire", "completion", "stream_chunk"]
+__all__ = ["MODEL", "USAGE", "OpenAIWire", "completion", "stream_chunk", "tool_fields"]
 
 MODEL = "kit-model-2026-01-15"
 _ID = "chatcmpl-templiqxkit0001"
@@ -226,6 +237,65 @@ class OpenAIWire(Wire):
                 f"{_compact(expected)}, in order"
             ]
         return []
+
+    def tool_problems(
+        self, request: RecordedRequest, interaction: CompiledInteraction
+    ) -> list[str]:
+        body = request.json
+        if not isinstance(body, dict):
+            return ["the body is not a JSON object"]
+        tools = declared_tools(interaction)
+        expected = tool_fields(interaction)
+        problems = []
+        if not _same(body.get("tools"), expected["tools"]):
+            names = ", ".join(tool.name for tool in tools)
+            problems.append(
+                f"tools is {_compact(body.get('tools'))}; expected the declared tools ({names}) "
+                'in order, each {"type": "function", "function": {"name", "description", '
+                '"parameters": <its arguments schema>}}'
+            )
+        for member in ("tool_choice", "parallel_tool_calls"):
+            if not _same(body.get(member), expected[member]):
+                problems.append(
+                    f"{member} is {_compact(body.get(member))}, expected "
+                    f"{_compact(expected[member])} (the interaction's {member})"
+                )
+        return problems
+
+
+def tool_fields(interaction: CompiledInteraction) -> dict[str, Any]:
+    """The request members that declare ``interaction``'s tools on the OpenAI wire.
+
+    ``tools`` lists each tool as a function whose ``parameters`` are its arguments schema;
+    ``tool_choice`` is the word, or the forced function; ``parallel_tool_calls`` the boolean.
+    """
+    choice = tool_choice_of(interaction)
+    return {
+        "tools": [
+            {
+                "type": "function",
+                "function": {
+                    "name": tool.name,
+                    "description": tool.description,
+                    "parameters": tool.arguments,
+                },
+            }
+            for tool in declared_tools(interaction)
+        ],
+        "tool_choice": (
+            {"type": "function", "function": {"name": choice.tool}}
+            if isinstance(choice, NamedToolChoice)
+            else choice
+        ),
+        "parallel_tool_calls": parallel_tool_calls_of(interaction),
+    }
+
+
+def _same(a: Any, b: Any) -> bool:
+    try:
+        return canonical_json(a) == canonical_json(b)
+    except (TypeError, ValueError):
+        return False
 
 
 def _compact(value: Any) -> str:

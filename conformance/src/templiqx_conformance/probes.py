@@ -11,10 +11,15 @@ each with its own output (the schema-invalid probe is told apart from the valid 
 
 Adding a probe: build it below and append it to :data:`PROBES`. The kit sends a probe to an
 adapter that declares ``probe.capability`` (the application's capability gate), and every check
-that runs "for every probe" picks it up — receipts, fingerprints, schema validity, stream order
-and content, streamed-versus-executed parity, secrets. A probe answered with tool calls sets
-``tool_calls``; the wire rig then serves tool calls instead of content (wires that cannot say
-tool calls skip such probes).
+that runs "for every probe" picks it up — receipts, fingerprints, validity, stream order and
+content, streamed-versus-executed parity, cancellation, secrets. A probe answered with tool
+calls sets ``tool_calls``; the wire rig then serves tool calls instead of content (wires that
+cannot say tool calls skip such probes).
+
+The tool-call probe declares tools (:data:`DECLARED_TOOLS`), so — like the application, which
+gives an interaction with tools only to a runtime offering ``tool_calling`` — the kit sends it
+only to adapters declaring that capability. Its answer is judged by the declared tools, not the
+output schema (:func:`templiqx_contracts.interaction_output_valid`, DECISIONS 8).
 """
 
 from __future__ import annotations
@@ -25,15 +30,21 @@ from typing import Any
 
 import msgspec
 
+from templiqx_conformance.schema import satisfies
 from templiqx_conformance.wire import ToolCall
 from templiqx_contracts import (
+    TOOL_CALLING,
     CompiledInteraction,
     CompiledMessage,
     ExecutionRequest,
+    ToolChoice,
+    ToolSpec,
     canonical_json,
+    interaction_output_valid,
 )
 
 __all__ = [
+    "DECLARED_TOOLS",
     "KIT_COMPILER",
     "PROBES",
     "STOCK",
@@ -43,13 +54,14 @@ __all__ = [
     "STRUCTURED_VALID",
     "TEXT",
     "TEXT_CAPABILITY",
+    "TOOL_CALLING",
     "TOOL_CALLS",
-    "TOOL_SCHEMA",
     "WEATHER",
     "Probe",
     "applicable_probes",
     "structured_interaction",
     "text_interaction",
+    "tool_calls_probe",
     "tool_interaction",
     "without_fixture_output",
 ]
@@ -104,31 +116,45 @@ def text_interaction() -> CompiledInteraction:
     )
 
 
-TOOL_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "tool_calls": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "properties": {
-                    "id": {"type": "string"},
-                    "name": {"type": "string"},
-                    "arguments": {"type": "object"},
-                },
-                "required": ["id", "name", "arguments"],
-                "additionalProperties": False,
+DECLARED_TOOLS: tuple[ToolSpec, ...] = (
+    ToolSpec(
+        name="get_weather",
+        description="The current weather in a city.",
+        arguments={
+            "type": "object",
+            "properties": {
+                "city": {"type": "string"},
+                "units": {"type": "string", "enum": ["c", "f"]},
             },
-        }
-    },
-    "required": ["tool_calls"],
-    "additionalProperties": False,
-}
-"""The schema of a receipt output that is ``{"tool_calls": [...]}`` (DECISIONS 7)."""
+            "required": ["city", "units"],
+            "additionalProperties": False,
+        },
+    ),
+    ToolSpec(
+        name="get_stock_price",
+        description="The latest price of a stock on an exchange.",
+        arguments={
+            "type": "object",
+            "properties": {"ticker": {"type": "string"}, "exchange": {"type": "string"}},
+            "required": ["ticker", "exchange"],
+            "additionalProperties": False,
+        },
+    ),
+)
+"""The tools the tool-call probe declares (the model calls both)."""
 
 
-def tool_interaction() -> CompiledInteraction:
-    """A structured interaction the kit's model answers with two parallel tool calls."""
+def tool_interaction(
+    tools: tuple[ToolSpec, ...] = DECLARED_TOOLS,
+    *,
+    choice: ToolChoice = "auto",
+    parallel: bool = True,
+) -> CompiledInteraction:
+    """An interaction that declares ``tools``: the model may answer in text or call them.
+
+    Its plain answer would be text (output schema ``{"type": "string"}``), so an adapter that
+    judges a tool-call answer by the output schema instead of the declared tools is caught.
+    """
     return CompiledInteraction(
         compiler=KIT_COMPILER,
         contract_id="conformance-tools",
@@ -137,11 +163,21 @@ def tool_interaction() -> CompiledInteraction:
             CompiledMessage(role="system", content="Use the tools to answer."),
             CompiledMessage(role="user", content="Weather in Edinburgh and the AAPL price?"),
         ],
-        output_schema=copy.deepcopy(TOOL_SCHEMA),
-        required_capabilities=[STRUCTURED_OUTPUT],
-        target_capabilities=[STRUCTURED_OUTPUT],
+        output_schema={"type": "string"},
+        required_capabilities=[TOOL_CALLING],
+        target_capabilities=[TOOL_CALLING],
         runtime_policy={"temperature": 0},
         extensions={},
+        tools=[
+            ToolSpec(
+                name=tool.name,
+                description=tool.description,
+                arguments=copy.deepcopy(tool.arguments),
+            )
+            for tool in tools
+        ],
+        tool_choice=choice,
+        parallel_tool_calls=parallel,
     )
 
 
@@ -150,8 +186,9 @@ class Probe(msgspec.Struct, kw_only=True, frozen=True):
 
     ``content`` is the model text that yields ``output``: the JSON text of the output for a
     structured probe, the text itself for a text probe. ``schema_valid`` is whether ``output``
-    satisfies the interaction's schema. ``tool_calls``: the model answers with these calls
-    instead of content (``output`` is then ``{"tool_calls": [...]}``).
+    is valid for the interaction: it satisfies the output schema or, for a tool-call answer to
+    an interaction that declares tools, the declared tools. ``tool_calls``: the model answers
+    with these calls instead of content (``output`` is then ``{"tool_calls": [...]}``).
     """
 
     name: str
@@ -224,7 +261,10 @@ STOCK = ToolCall(
 )
 
 
-def _tool_calls_probe(calls: tuple[ToolCall, ...]) -> Probe:
+def tool_calls_probe(
+    name: str, interaction: CompiledInteraction, calls: tuple[ToolCall, ...]
+) -> Probe:
+    """A probe the model answers with ``calls``; valid as the declared tools judge them."""
     output = {
         "tool_calls": [
             {"id": call.id, "name": call.name, "arguments": json.loads(call.arguments)}
@@ -232,19 +272,20 @@ def _tool_calls_probe(calls: tuple[ToolCall, ...]) -> Probe:
         ]
     }
     return Probe(
-        name="tool-calls",
-        capability=STRUCTURED_OUTPUT,
-        interaction=tool_interaction(),
+        name=name,
+        capability=TOOL_CALLING,
+        interaction=interaction,
         output=output,
         content=canonical_json(output).decode("utf-8"),
-        schema_valid=True,
+        schema_valid=interaction_output_valid(interaction, output, satisfies),
         tool_calls=calls,
     )
 
 
-TOOL_CALLS = _tool_calls_probe((WEATHER, STOCK))
-"""A probe the model answers with two parallel tool calls (a fixture adapter replays the
-``{"tool_calls": [...]}`` output; a wire adapter must assemble it from the calls' fragments)."""
+TOOL_CALLS = tool_calls_probe("tool-calls", tool_interaction(), (WEATHER, STOCK))
+"""A probe the model answers with two parallel calls of the tools its interaction declares (a
+fixture adapter replays the ``{"tool_calls": [...]}`` output; a wire adapter must assemble it
+from the calls' fragments). Sent only to adapters declaring ``tool_calling``."""
 
 PROBES: tuple[Probe, ...] = (STRUCTURED_VALID, STRUCTURED_INVALID, TEXT, TOOL_CALLS)
 """Every probe the kit knows, in the order checks send them (add new probes here)."""

@@ -1,27 +1,33 @@
-"""The tool-call probe: what an adapter that declares ``tool_calling`` must do with declared tools.
+"""``tools.declared_calls``: a ``tool_calling`` adapter sends declared tools and is judged by them.
 
-The kit sends an interaction that declares two tools (``get_weather`` and ``get_stock_price``)
-and a model answer that calls both in parallel: the fixture rig hands the answer over as
-``fixture_output``, the OpenAI rig serves it as a completion whose calls stream their arguments
-in fragments. The adapter must
+The kit's tool-call probe (:data:`~templiqx_conformance.probes.TOOL_CALLS`: an interaction that
+declares ``get_weather`` and ``get_stock_price``, answered with a call of each) is one of
+:data:`~templiqx_conformance.probes.PROBES`, so every port check runs it like any probe:
+receipts and fingerprints, ``output_schema_valid`` judged by the declared tools
+(``receipt.output_schema_valid``), each call's ``ToolCallDelta`` fragments assembling to its
+arguments (``streaming.deltas_match_output``), the streamed receipt equal to ``execute``'s
+(``streaming.complete_matches_execute``), cancellation and secrets; over a wire also every byte
+split and interleaved calls (``transport.tool_calls``). This check adds what only declared
+tools make necessary, for fixture and wire targets alike:
 
-* return the answer as ``{"tool_calls": [{"id", "name", "arguments"}, …]}`` in call order;
-* judge it by the declared tools: ``output_schema_valid`` is true when every call names a
-  declared tool with arguments its schema accepts, and false when the same answer comes back
-  for an interaction that declares only one of the tools (DECISIONS 8);
-* stream one ``ToolCallDelta`` per non-empty arguments fragment, fragments that assemble into
-  exactly the receipt's calls (an adapter keeping the port's default streaming sends none), and
-  end the stream with a ``Complete`` equal to the ``execute`` receipt;
-* over HTTP, send the declared tools in the request (on the OpenAI wire: ``tools`` as functions
-  with each arguments schema as ``parameters``).
+* **The declarations decide.** The same answer is sent to two variants of the interaction: one
+  declaring only ``get_weather`` (so ``get_stock_price`` is an undeclared call) and one forcing
+  ``get_weather`` with parallel calls off (so the answer breaks the tool choice). Both receipts
+  must carry the calls in order with ``output_schema_valid`` false — on ``execute`` and on the
+  stream, whose receipt must equal ``execute``'s and whose fragments must assemble to it. An
+  adapter that judges calls by tool names only, or always claims validity, is caught here.
+* **The tools reach the model.** Over a wire, every request of the probe and of both variants
+  must carry the declared tools, as :meth:`Wire.tool_problems
+  <templiqx_conformance.wire.Wire.tool_problems>` says: by default each tool's name,
+  description and arguments schema together in one object of the body (any provider's tool list
+  does that); the ``openai`` wire checks ``tools``, ``tool_choice`` and ``parallel_tool_calls``
+  exactly. A fixture target has no request to look at.
 
-Adapters that do not declare ``tool_calling`` are not probed: the application refuses to run
-a contract that declares tools on them.
+Not applicable to an adapter that does not declare ``tool_calling`` (the application never
+sends it an interaction with tools), nor over a wire whose provider sends no tool calls.
 """
 
 from __future__ import annotations
-
-from typing import Any
 
 from templiqx_conformance.context import (
     CheckContext,
@@ -29,248 +35,108 @@ from templiqx_conformance.context import (
     fail_if,
     receipt_diff,
     show,
+    validity_problem,
 )
-from templiqx_conformance.openai_streams import ServedCompletion, ToolCallSpec, tool_call_completion
-from templiqx_conformance.recording import Outcome, describe_error, run_execute, run_streaming
-from templiqx_conformance.rig import Rig
-from templiqx_conformance.schema import satisfies
-from templiqx_contracts import (
+from templiqx_conformance.probes import (
+    DECLARED_TOOLS,
     TOOL_CALLING,
-    CompiledInteraction,
-    CompiledMessage,
-    Complete,
-    ExecutionReceipt,
-    ExecutionRequest,
-    JSONDecodeError,
-    ToolCallDelta,
-    ToolCallSplitter,
-    ToolSpec,
-    canonical_json,
-    decode_json,
-    interaction_output_valid,
+    TOOL_CALLS,
+    Probe,
+    tool_calls_probe,
+    tool_interaction,
 )
-from templiqx_ports import EventOrderError, RuntimeAdapter, validate_event_order
+from templiqx_conformance.recording import Outcome, describe_error
+from templiqx_conformance.verdicts import delta_content_problems, order_problems
+from templiqx_conformance.wire_rig import WireRig
+from templiqx_contracts import ExecutionReceipt, NamedToolChoice
 
-__all__ = [
-    "DECLARED_TOOLS",
-    "TOOL_ANSWER",
-    "TOOL_CALLS",
-    "declared_tools_check",
-    "declared_tools_interaction",
-]
+__all__ = ["ONE_TOOL_DECLARED", "TOOL_FORCED", "VARIANTS", "declared_tools_check"]
 
-DECLARED_TOOLS: tuple[ToolSpec, ...] = (
-    ToolSpec(
-        name="get_weather",
-        description="The current weather in a city.",
-        arguments={
-            "type": "object",
-            "properties": {
-                "city": {"type": "string"},
-                "units": {"type": "string", "enum": ["c", "f"]},
-            },
-            "required": ["city", "units"],
-            "additionalProperties": False,
-        },
-    ),
-    ToolSpec(
-        name="get_stock_price",
-        description="The latest price of a stock on an exchange.",
-        arguments={
-            "type": "object",
-            "properties": {"ticker": {"type": "string"}, "exchange": {"type": "string"}},
-            "required": ["ticker", "exchange"],
-            "additionalProperties": False,
-        },
-    ),
+ONE_TOOL_DECLARED = tool_calls_probe(
+    "tool-calls (only get_weather declared)",
+    tool_interaction(DECLARED_TOOLS[:1]),
+    TOOL_CALLS.tool_calls,
 )
-"""The tools the probe's interaction declares."""
+"""The probe's answer to an interaction that does not declare ``get_stock_price``: invalid."""
 
-TOOL_CALLS: tuple[ToolCallSpec, ...] = (
-    ToolCallSpec(
-        id="call_kit_tools_weather",
-        name="get_weather",
-        argument_fragments=('{"ci', 'ty": "Edi', 'nburgh", "un', 'its": "c"}'),
-    ),
-    ToolCallSpec(
-        id="call_kit_tools_stock",
-        name="get_stock_price",
-        argument_fragments=('{"ticker": ', '"AAPL", "exch', 'ange": "NASDAQ"}'),
-    ),
+TOOL_FORCED = tool_calls_probe(
+    "tool-calls (get_weather forced, no parallel calls)",
+    tool_interaction(choice=NamedToolChoice(tool="get_weather"), parallel=False),
+    TOOL_CALLS.tool_calls,
 )
-"""The calls the probe's model makes, with the fragments a wire streams them in."""
+"""The probe's answer to an interaction whose tool choice it breaks: invalid."""
 
-TOOL_ANSWER: dict[str, Any] = {
-    "tool_calls": [
-        {"id": call.id, "name": call.name, "arguments": decode_json(call.arguments)}
-        for call in TOOL_CALLS
-    ]
-}
-"""The receipt output the calls must become (DECISIONS 7)."""
-
-_PLAIN_ANSWER_SCHEMA: dict[str, Any] = {"type": "string"}
+VARIANTS: tuple[Probe, ...] = (ONE_TOOL_DECLARED, TOOL_FORCED)
+"""The interactions only this check sends (each answered with the probe's two calls)."""
 
 
-def declared_tools_interaction(tools: tuple[ToolSpec, ...] = DECLARED_TOOLS) -> CompiledInteraction:
-    """An interaction that declares ``tools`` (auto choice, parallel calls allowed)."""
-    return CompiledInteraction(
-        compiler="templiqx-conformance/0.2.0",
-        contract_id=f"conformance-tools-{len(tools)}",
-        contract_version="0.2.0",
-        messages=[
-            CompiledMessage(role="system", content="Use the tools to answer."),
-            CompiledMessage(role="user", content="Weather in Edinburgh, and the AAPL price?"),
-        ],
-        output_schema=dict(_PLAIN_ANSWER_SCHEMA),
-        required_capabilities=[],
-        target_capabilities=[TOOL_CALLING],
-        runtime_policy={"temperature": 0},
-        extensions={},
-        tools=list(tools),
-        tool_choice="auto",
-        parallel_tool_calls=True,
-    )
-
-
-def _served() -> ServedCompletion:
-    return tool_call_completion("declared-tools", TOOL_CALLS)
-
-
-def _arrange(rig: Rig) -> None:
-    """Make the next executions answer with the probe's calls."""
-    serve_completion = getattr(rig, "serve_completion", None)
-    if not rig.with_fixture and serve_completion is not None:
-        serve_completion(_served())
-
-
-def _sent_tools(rig: Rig) -> list[str]:
-    """Problems with the tools the adapter sent over the OpenAI wire (nothing for fixtures)."""
-    server = getattr(rig, "server", None)
-    if rig.transport != "openai" or server is None:
-        return []
-    problems = []
-    expected = [
-        {
-            "type": "function",
-            "function": {
-                "name": tool.name,
-                "description": tool.description,
-                "parameters": tool.arguments,
-            },
-        }
-        for tool in DECLARED_TOOLS
-    ]
-    for recorded in server.requests:
-        body = recorded.json
-        sent = body.get("tools") if isinstance(body, dict) else None
-        if sent != expected:
-            problems.append(
-                f"the request declared tools {show(sent)}; expected {show(expected)} (each "
-                "declared tool as a function whose parameters are its arguments schema)"
-            )
-            break
+def _sent_tools(rig: WireRig, probe: Probe, before: int) -> list[str]:
+    """The problems with the tools declared by each request since the ``before``-th."""
+    problems: list[str] = []
+    for recorded in rig.recorded_requests()[before:]:
+        mode = "execute_streaming" if rig.wire.is_stream_request(recorded) else "execute"
+        problems.extend(
+            f"{probe.name} via {mode}: {line}"
+            for line in rig.wire.tool_problems(recorded, probe.interaction)
+        )
     return problems
 
 
-def _judged(interaction: CompiledInteraction, output: Any) -> bool:
-    return interaction_output_valid(interaction, output, satisfies)
-
-
-def _stream_problems(
-    label: str, adapter: RuntimeAdapter, outcome: Outcome, plain: ExecutionReceipt, wire: bool
-) -> list[str]:
-    if outcome.timed_out:
-        return [f"{label}: execute_streaming was still running after the call deadline"]
+def _stream_problems(label: str, outcome: Outcome, executed: ExecutionReceipt) -> list[str]:
     if outcome.error is not None:
         return [f"{label}: execute_streaming raised {describe_error(outcome.error)}"]
-    problems = []
-    try:
-        validate_event_order(outcome.events)
-    except EventOrderError as exc:
-        problems.append(f"{label}: {exc}")
-    completes = [event for event in outcome.events if isinstance(event, Complete)]
-    for event in completes[-1:]:
-        diff = receipt_diff(plain, event.receipt, ("execute", "Complete"))
-        if diff:
-            problems.append(f"{label}: the streamed receipt differs from execute's:\n{diff}")
-    fragments = [
-        (event.name, event.arguments_fragment)
-        for event in outcome.events
-        if isinstance(event, ToolCallDelta)
-    ]
-    default = type(adapter).execute_streaming is RuntimeAdapter.execute_streaming
-    if default:
-        if fragments:
-            problems.append(f"{label}: the port's default streaming sends no ToolCallDelta")
-        return problems
-    if wire:
-        served = [
-            (e.name, e.arguments_fragment) for e in _served().deltas if isinstance(e, ToolCallDelta)
-        ]
-        if fragments != served:
-            problems.append(
-                f"{label}: ToolCallDelta events {show(fragments)}; the server streamed "
-                f"{show(served)} (one per non-empty fragment, in arrival order, name carried)"
-            )
-    if fragments:
-        assembled = [(name, _parsed(text)) for name, text in ToolCallSplitter.split(fragments)]
-        calls = [(call.name, _parsed(call.arguments)) for call in TOOL_CALLS]
-        if assembled != calls:
-            problems.append(
-                f"{label}: the ToolCallDelta fragments assemble to {show(assembled)}, not to the "
-                f"receipt's calls {show(calls)}"
-            )
+    problems = order_problems(label, outcome)
+    streamed = outcome.receipt
+    if streamed is None:
+        return [*problems, f"{label}: execute_streaming must return the receipt"]
+    diff = receipt_diff(executed, streamed, ("execute", "streamed"))
+    if diff:
+        problems.append(f"{label}: the streamed receipt differs from execute's:\n{diff}")
+    problems.extend(delta_content_problems(label, outcome.events, streamed.output))
     return problems
 
 
-def _parsed(text: str) -> Any:
-    """The canonical JSON of ``text`` when it parses (to compare values), else the text."""
-    try:
-        return canonical_json(decode_json(text)).decode("utf-8")
-    except JSONDecodeError:
-        return text
+def _judged(ctx: CheckContext, variant: Probe) -> list[str]:
+    """Run ``variant`` through both calls; the problems with how its receipts judge the calls."""
+    executed = ctx.execute(variant)
+    problems = []
+    if show(executed.output, 10**9) != show(variant.output, 10**9):
+        problems.append(
+            f"{variant.name}: the output is {show(executed.output)}; the calls must become "
+            f"{show(variant.output)} whatever the interaction declares"
+        )
+    invalid = validity_problem(variant.interaction, executed)
+    if invalid is not None:
+        problems.append(f"{variant.name}: {invalid}")
+    problems.extend(_stream_problems(variant.name, ctx.stream(variant), executed))
+    return problems
 
 
 def declared_tools_check(ctx: CheckContext) -> None:
     """The ``tools.declared_calls`` check (see the module docstring)."""
-    descriptor = ctx.descriptor()
-    if TOOL_CALLING not in descriptor.capabilities:
+    if TOOL_CALLING not in ctx.descriptor().capabilities:
         raise NotApplicableError(
-            f"the adapter does not declare '{TOOL_CALLING}', so no tools are ever sent to it"
+            f"the adapter does not declare {TOOL_CALLING!r}, so the application never sends it "
+            "an interaction with tools"
         )
     rig = ctx.rig
-    wire = not rig.with_fixture
-    problems: list[str] = []
-    for label, tools in (
-        ("both tools declared", DECLARED_TOOLS),
-        ("one tool declared", DECLARED_TOOLS[:1]),
-    ):
-        interaction = declared_tools_interaction(tools)
-        request = ExecutionRequest(
-            interaction=interaction, fixture_output=None if wire else TOOL_ANSWER
+    if not rig.accepts(TOOL_CALLS):
+        raise NotApplicableError(
+            "the adapter's wire says its provider sends no tool calls, so no tool is ever called"
         )
-        _arrange(rig)
-        adapter = ctx.new_adapter()
-        plain = ctx.receipt_of(run_execute(adapter, request, ctx.timeout), f"execute({label})")
-        if canonical_json(plain.output) != canonical_json(TOOL_ANSWER):
-            problems.append(
-                f"{label}: the output is {show(plain.output)}; the calls must become "
-                f"{show(TOOL_ANSWER)}"
-            )
-        truth = _judged(interaction, plain.output)
-        if plain.output_schema_valid is not truth:
-            problems.append(
-                f"{label}: output_schema_valid={plain.output_schema_valid}, but the calls "
-                f"{'satisfy' if truth else 'do not satisfy'} the declared tools"
-            )
-        if label == "both tools declared":
-            problems.extend(_sent_tools(rig))
-        _arrange(rig)
-        streamed = run_streaming(ctx.new_adapter(), request, ctx.timeout)
-        problems.extend(_stream_problems(label, adapter, streamed, plain, wire))
+    wire = rig if isinstance(rig, WireRig) else None
+    problems: list[str] = []
+    for probe in (TOOL_CALLS, *VARIANTS):
+        before = len(wire.recorded_requests()) if wire is not None else 0
+        if probe is not TOOL_CALLS:
+            problems.extend(_judged(ctx, probe))
+        elif wire is not None:  # its receipts are the port checks' business: look at requests
+            ctx.execute(probe)
+            ctx.stream(probe)
+        if wire is not None:
+            problems.extend(_sent_tools(wire, probe, before))
     fail_if(
-        "an adapter that declares tool_calling must answer declared tools' calls as "
-        '{"tool_calls": [...]}, judge them by the declared tools, and stream fragments that '
-        "assemble into the same receipt",
+        "an adapter that declares tool_calling must send the declared tools (and the tool "
+        "choice) with every request and judge its model's calls by them, on both paths",
         problems,
     )

@@ -14,6 +14,7 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from typing import Any
 
 from templiqx_conformance.context import (
@@ -23,12 +24,12 @@ from templiqx_conformance.context import (
     receipt_diff,
     show,
     streams_by_default,
+    validity_problem,
 )
 from templiqx_conformance.failure_checks import driving_probe
 from templiqx_conformance.loopback import Chunk, Reply, sse_comment
-from templiqx_conformance.probes import STRUCTURED_OUTPUT, TEXT, TEXT_CAPABILITY, TOOL_CALLS
+from templiqx_conformance.probes import TEXT, TEXT_CAPABILITY, TOOL_CALLING, TOOL_CALLS
 from templiqx_conformance.recording import Outcome, describe_error, run_execute, run_streaming
-from templiqx_conformance.schema import satisfies
 from templiqx_conformance.verdicts import (
     CANCEL_DEADLINE,
     cancel_cutoff,
@@ -109,12 +110,9 @@ def reference(
             f"{answer.name}: execute produced output {show(receipt.output)}, "
             f"the model answered {show(output)}"
         )
-    truth = satisfies(interaction.output_schema, receipt.output)
-    if receipt.output_schema_valid is not truth:
-        problems.append(
-            f"{answer.name}: output_schema_valid={receipt.output_schema_valid} but the output "
-            f"{'satisfies' if truth else 'violates'} the schema"
-        )
+    invalid = validity_problem(interaction, receipt)
+    if invalid is not None:
+        problems.append(f"{answer.name}: {invalid}")
     fail_if("an answer served whole must become the receipt of that answer", problems)
     return receipt
 
@@ -306,22 +304,18 @@ def content_stream(ctx: CheckContext) -> None:
 
 
 def tool_calls(ctx: CheckContext) -> None:
-    if not _declares(ctx, STRUCTURED_OUTPUT):
-        raise NotApplicableError("tool calls are exercised through a structured_output request")
+    if not _declares(ctx, TOOL_CALLING):
+        raise NotApplicableError(
+            f"the adapter does not declare {TOOL_CALLING!r}: the application never sends it an "
+            "interaction with tools, so its model never calls one"
+        )
     wire = rig_of(ctx).wire
     if not wire.tool_calls:
         raise NotApplicableError(f"the {wire.name} wire says its provider sends no tool calls")
     interaction = TOOL_CALLS.interaction
     answers = [answer_for(TOOL_CALLS)]
     if wire.interleaves_tool_calls:
-        answers.append(
-            Answer(
-                name="interleaved-tool-calls",
-                tool_calls=TOOL_CALLS.tool_calls,
-                structured=True,
-                interleaved=True,
-            )
-        )
+        answers.append(replace(answers[0], name="interleaved-tool-calls", interleaved=True))
     problems = []
     for answer in answers:
         receipt = reference(ctx, answer, interaction, TOOL_CALLS.output)

@@ -19,7 +19,7 @@ from templiqx_conformance.context import (
     show,
 )
 from templiqx_conformance.loopback import Reply
-from templiqx_conformance.probes import STRUCTURED_VALID, TEXT, Probe
+from templiqx_conformance.probes import PROBES, TEXT, Probe
 from templiqx_conformance.recording import describe_error, run_execute, run_streaming
 from templiqx_conformance.transport_faults import (
     fault_matrix,
@@ -59,8 +59,10 @@ def event_boundaries(stream: bytes) -> list[int]:
 
 
 def _probe_for(recording: Recording) -> Probe:
-    """The kit probe whose request a recording answers."""
-    return STRUCTURED_VALID if recording.capability == STRUCTURED_VALID.capability else TEXT
+    """The kit probe whose request a recording answers (by capability; text otherwise)."""
+    return next(
+        (p for p in PROBES if p.capability == recording.capability and p.schema_valid), TEXT
+    )
 
 
 def _replay(

@@ -23,6 +23,9 @@ Rules a wire keeps (the kit's expectations are computed from the answer, not fro
   fragment by comparing the encodings of shorter answers).
 * **The last event ends the stream** (``message_stop``, ``data: [DONE]``): every proper
   prefix of the events is a truncated stream that the adapter must refuse.
+* A wire may also say what a request must carry (:meth:`Wire.request_problems`) and how it
+  declares the interaction's tools (:meth:`Wire.tool_problems`, which has a provider-neutral
+  default).
 * When the provider cannot say an answer at all on one path (a forced tool call's whole
   ``input`` cannot be non-JSON text), raise :class:`UnrepresentableError`; the kit skips that case.
 """
@@ -36,7 +39,14 @@ from dataclasses import dataclass, replace
 from typing import Any, Final, Literal
 
 from templiqx_conformance.loopback import RecordedRequest, SSEEvent
-from templiqx_contracts import CompiledInteraction, Delta, ToolCallDelta
+from templiqx_contracts import (
+    CompiledInteraction,
+    Delta,
+    ToolCallDelta,
+    ToolSpec,
+    canonical_json,
+    declared_tools,
+)
 
 __all__ = [
     "WIRE_ENTRY_POINTS",
@@ -47,6 +57,7 @@ __all__ = [
     "UnrepresentableError",
     "Wire",
     "WireFault",
+    "declared_tool_problems",
     "fragments",
 ]
 
@@ -60,6 +71,74 @@ _TOKEN = re.compile(r"\s*[^\s]{1,4}|\s+", re.DOTALL)
 def fragments(text: str) -> tuple[str, ...]:
     """``text`` cut into token-sized pieces (at most four visible characters each)."""
     return tuple(_TOKEN.findall(text))
+
+
+def _objects(value: Any) -> list[dict[str, Any]]:
+    """Every JSON object in ``value``, itself included, outermost first."""
+    found: list[dict[str, Any]] = []
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            found.append(item)
+            stack.extend(reversed(list(item.values())))
+        elif isinstance(item, list):
+            stack.extend(reversed(item))
+    return found
+
+
+def _canonical(value: Any) -> bytes | None:
+    try:
+        return canonical_json(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def _holds(value: Any, wanted: bytes) -> bool:
+    """Whether some value inside ``value`` (itself included) has the canonical JSON ``wanted``."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if _canonical(item) == wanted:
+            return True
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False
+
+
+def declared_tool_problems(body: Any, tools: Sequence[ToolSpec]) -> list[str]:
+    """Problems with a request body that must declare ``tools`` (see :meth:`Wire.tool_problems`).
+
+    A tool counts as declared when one object of ``body`` has a member whose value is the
+    tool's name and holds, at any depth, its description and its arguments schema.
+    """
+    if not isinstance(body, dict):
+        return ["the body is not a JSON object"]
+    problems = []
+    objects = _objects(body)
+    for tool in tools:
+        named = [item for item in objects if any(v == tool.name for v in item.values())]
+        if not named:
+            problems.append(
+                f"declared tool {tool.name!r} is not in the request: no object of the body names "
+                "it (send every declared tool with its description and arguments schema)"
+            )
+            continue
+        schema = _canonical(tool.arguments)
+        description = _canonical(tool.description)
+        if not any(schema is not None and _holds(item, schema) for item in named):
+            problems.append(
+                f"the request names tool {tool.name!r} but does not carry its arguments schema "
+                "beside the name (send the interaction's schema verbatim)"
+            )
+        elif not any(description is not None and _holds(item, description) for item in named):
+            problems.append(
+                f"the request names tool {tool.name!r} but does not carry its description "
+                f"{tool.description!r} beside the name"
+            )
+    return problems
 
 
 class UnrepresentableError(Exception):
@@ -158,7 +237,9 @@ class Recording:
     ``stream`` is the raw body of a streamed response (server-sent events), ``whole`` the raw
     body of a plain one (either may be ``None``). ``output`` is the receipt output the adapter
     must produce from it, ``deltas`` the delta events it must emit while streaming (``None``:
-    not compared). ``capability`` picks the kit's request: ``"structured_output"`` or ``"text"``.
+    not compared). ``capability`` picks the kit's request: ``"structured_output"``, ``"text"`` or
+    ``"tool_calling"`` (the tool-call probe's, which declares ``get_weather`` and
+    ``get_stock_price``).
     The kit replays ``stream`` whole, one byte per write, and cut at every event boundary (each
     cut must fail); ``whole`` through ``execute``.
     """
@@ -182,7 +263,9 @@ class Wire(abc.ABC):
       receives (``"/v1"`` gives ``http://127.0.0.1:<port>/v1``).
     * ``request_path`` — where the adapter must POST (``"/v1/messages"``).
     * ``interleaves_tool_calls`` — the provider streams parallel tool calls interleaved.
-    * ``tool_calls`` — the provider can answer with tool calls (the kit sends its tool-call probe).
+    * ``tool_calls`` — the provider can answer with tool calls (the kit sends its tool-call probe
+      to adapters declaring ``tool_calling``; :meth:`tool_problems` says how requests declare
+      the tools).
     """
 
     name: str = "custom"
@@ -220,6 +303,20 @@ class Wire(abc.ABC):
         E.g. the messages do not carry the interaction's messages. One line per problem.
         """
         return []
+
+    def tool_problems(
+        self, request: RecordedRequest, interaction: CompiledInteraction
+    ) -> list[str]:
+        """Problems with how a request declares ``interaction``'s tools to the provider.
+
+        Called (by ``tools.declared_calls``) only for interactions that declare tools. The
+        default knows no provider: it asks that each declared tool's name, description and
+        arguments schema (verbatim) appear together in one object of the JSON body, which any
+        provider's tool list does (``{"name", "description", "input_schema"}``, OpenAI's
+        ``function``, ...). Override it to check your provider's exact shape, the tool choice
+        and parallel calls included (``super().tool_problems(...)`` keeps the default).
+        """
+        return declared_tool_problems(request.json, declared_tools(interaction))
 
     def extra_faults(self, message: str) -> Sequence[WireFault]:
         """Provider-specific failures to add to the fault matrix (none by default)."""

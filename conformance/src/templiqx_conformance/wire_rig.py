@@ -116,13 +116,10 @@ def opening(wire: Wire, answer: Answer, count: int) -> list[SSEEvent]:
 
 def answer_for(probe: Probe) -> Answer:
     """What the kit's model says to ``probe``."""
+    structured = STRUCTURED_OUTPUT in probe.interaction.required_capabilities
     if probe.tool_calls:
-        return Answer(name=probe.name, tool_calls=probe.tool_calls, structured=True)
-    return Answer(
-        name=probe.name,
-        fragments=fragments(probe.content),
-        structured=probe.capability == STRUCTURED_OUTPUT,
-    )
+        return Answer(name=probe.name, tool_calls=probe.tool_calls, structured=structured)
+    return Answer(name=probe.name, fragments=fragments(probe.content), structured=structured)
 
 
 def request_for(interaction: CompiledInteraction) -> ExecutionRequest:

@@ -19,6 +19,7 @@ from urllib.parse import urlsplit
 
 import jsonschema_rs
 
+from templiqx_conformance.openai_wire import tool_fields
 from templiqx_contracts import (
     AdapterDescriptor,
     CompiledInteraction,
@@ -27,7 +28,9 @@ from templiqx_contracts import (
     ExecutionReceipt,
     ExecutionRequest,
     ToolCallDelta,
+    declared_tools,
     fingerprint,
+    interaction_output_valid,
 )
 from templiqx_ports import (
     CancelToken,
@@ -153,6 +156,13 @@ class _Connection:
                 return
 
 
+def schema_accepts(schema: Any, value: Any) -> bool:
+    try:
+        return bool(jsonschema_rs.validator_for(schema).is_valid(value))
+    except ValueError:
+        return False
+
+
 class MiniOpenAI(RuntimeAdapter):
     """An OpenAI-compatible adapter in ~300 lines (see the module docstring)."""
 
@@ -166,7 +176,9 @@ class MiniOpenAI(RuntimeAdapter):
 
     def descriptor(self) -> AdapterDescriptor:
         return AdapterDescriptor(
-            id="mini-openai", version="0.0.1", capabilities=["structured_output", "text"]
+            id="mini-openai",
+            version="0.0.1",
+            capabilities=["structured_output", "text", "tool_calling"],
         )
 
     # --- the port -----------------------------------------------------------------------------
@@ -231,6 +243,8 @@ class MiniOpenAI(RuntimeAdapter):
                 "type": "json_schema",
                 "json_schema": {"name": "out", "strict": True, "schema": interaction.output_schema},
             }
+        if declared_tools(interaction):
+            body.update(tool_fields(interaction))
         return body
 
     def limit(self, size: int) -> str:
@@ -362,10 +376,7 @@ class MiniOpenAI(RuntimeAdapter):
             raise failure(Code.INVALID_RESPONSE, "model output was not valid JSON") from None
 
     def receipt(self, interaction: CompiledInteraction, output: Any) -> ExecutionReceipt:
-        try:
-            valid = bool(jsonschema_rs.validator_for(interaction.output_schema).is_valid(output))
-        except ValueError:
-            valid = False
+        valid = interaction_output_valid(interaction, output, schema_accepts)
         return ExecutionReceipt(
             adapter=self.descriptor(),
             request_fingerprint=fingerprint(self.body(interaction)),

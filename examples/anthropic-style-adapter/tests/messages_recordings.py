@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from templiqx_conformance import Recording
-from templiqx_contracts import Delta
+from templiqx_contracts import Delta, ToolCallDelta
 
 HERE = Path(__file__).resolve().parent / "recordings"
 
@@ -35,6 +35,35 @@ RECORDINGS = [
             Delta(text='{"ok": tr'),
             Delta(text='ue, "note": "recor'),
             Delta(text='ded ✓"}'),
+        ],
+    ),
+    Recording(
+        name="text-then-two-tool-calls",
+        capability="tool_calling",
+        stream=(HERE / "tool-calls-stream.sse").read_bytes(),
+        whole=(HERE / "tool-calls-whole.json").read_bytes(),
+        output={
+            "tool_calls": [
+                {
+                    "id": "toolu_01Weather",
+                    "name": "get_weather",
+                    "arguments": {"city": "Paris", "units": "c"},
+                },
+                {
+                    "id": "toolu_01Stock",
+                    "name": "get_stock_price",
+                    "arguments": {"ticker": "AAPL", "exchange": "NASDAQ"},
+                },
+            ]
+        },
+        deltas=[
+            Delta(text="Let me"),
+            Delta(text=" check both."),
+            ToolCallDelta(name="get_weather", arguments_fragment='{"city": "Par'),
+            ToolCallDelta(name="get_weather", arguments_fragment='is", "units"'),
+            ToolCallDelta(name="get_weather", arguments_fragment=': "c"}'),
+            ToolCallDelta(name="get_stock_price", arguments_fragment='{"ticker": "AAPL"'),
+            ToolCallDelta(name="get_stock_price", arguments_fragment=', "exchange": "NASDAQ"}'),
         ],
     ),
 ]

@@ -2,7 +2,9 @@
 
 This :class:`~templiqx_conformance.Wire` is all the kit needs to know about the provider: the
 kit decides *what* the model answers and this file says *how* the provider writes it — a
-whole ``message`` object, a stream of named events, an error body, an in-band ``error`` event.
+whole ``message`` object, a stream of named events, an error body, an in-band ``error`` event —
+and what a request must carry (the messages; declared tools as ``{name, description,
+input_schema}`` with the tool choice).
 The kit then serves it split at every byte, with CRLF line endings, keep-alive comments, cuts at
 every event boundary, silence and oversized fillers, and checks what the adapter makes of it.
 
@@ -30,7 +32,13 @@ from templiqx_conformance import (
     fragments,
 )
 from templiqx_conformance.loopback import RecordedRequest
-from templiqx_contracts import CompiledInteraction
+from templiqx_contracts import (
+    CompiledInteraction,
+    NamedToolChoice,
+    declared_tools,
+    parallel_tool_calls_of,
+    tool_choice_of,
+)
 from templiqx_ports import RuntimeFailureCode
 
 __all__ = ["MessagesWire", "make_runtime", "target"]
@@ -46,6 +54,7 @@ _ERROR_TYPES: Final = {
     529: "overloaded_error",
 }
 _STOP: Final = {"end": "end_turn", "length": "max_tokens"}
+_CHOICE: Final = {"auto": "auto", "required": "any", "none": "none"}
 
 
 def _event(data: dict[str, Any]) -> SSEEvent:
@@ -204,9 +213,46 @@ class MessagesWire(Wire):
         if not isinstance(body.get("max_tokens"), int):
             problems.append("max_tokens is required by the API")
         structured = "structured_output" in interaction.required_capabilities
+        tools = body.get("tools") if isinstance(body.get("tools"), list) else []
+        offered = [tool.get("name") for tool in tools if isinstance(tool, dict)]
+        if structured != (OUTPUT_TOOL in offered):
+            problems.append(f"structured output, and only it, must offer the {OUTPUT_TOOL} tool")
         forced = body.get("tool_choice") == {"type": "tool", "name": OUTPUT_TOOL}
-        if structured != forced:
-            problems.append(f"structured output must force the {OUTPUT_TOOL} tool (and only it)")
+        if structured and not declared_tools(interaction) and not forced:
+            problems.append(f"structured output must force the {OUTPUT_TOOL} tool")
+        return problems
+
+    def tool_problems(
+        self, request: RecordedRequest, interaction: CompiledInteraction
+    ) -> list[str]:
+        """Declared tools as ``{name, description, input_schema}``, and the tool choice (the
+        kit's interactions with tools ask for text, so no output tool beside them)."""
+        problems = super().tool_problems(request, interaction)
+        body = request.json
+        if not isinstance(body, dict):
+            return problems
+        expected = [
+            {"name": tool.name, "description": tool.description, "input_schema": tool.arguments}
+            for tool in declared_tools(interaction)
+        ]
+        if body.get("tools") != expected:
+            problems.append(
+                "tools must list every declared tool as {name, description, input_schema}, in "
+                f"order; sent {json.dumps(body.get('tools'))[:160]}"
+            )
+        choice = tool_choice_of(interaction)
+        wanted: dict[str, Any] = (
+            {"type": "tool", "name": choice.tool}
+            if isinstance(choice, NamedToolChoice)
+            else {"type": _CHOICE[choice]}
+        )
+        if wanted["type"] != "none" and not parallel_tool_calls_of(interaction):
+            wanted["disable_parallel_tool_use"] = True
+        if body.get("tool_choice") != wanted:
+            problems.append(
+                f"tool_choice is {json.dumps(body.get('tool_choice'))}, expected "
+                f"{json.dumps(wanted)} (the interaction's tool_choice and parallel_tool_calls)"
+            )
         return problems
 
 

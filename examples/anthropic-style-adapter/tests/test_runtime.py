@@ -8,7 +8,13 @@ from acme_messages.failures import sanitised
 from acme_messages.messages import build_body
 from acme_messages.sse import LineTooLongError, ServerEvent, SSEDecoder
 
-from templiqx_contracts import CompiledInteraction, CompiledMessage, ExecutionRequest
+from templiqx_contracts import (
+    CompiledInteraction,
+    CompiledMessage,
+    ExecutionRequest,
+    NamedToolChoice,
+    ToolSpec,
+)
 from templiqx_ports import RuntimeFailureError
 
 
@@ -38,6 +44,56 @@ def test_system_and_developer_messages_become_the_system_prompt() -> None:
     assert body["messages"] == [{"role": "user", "content": "Hi"}]
     assert body["tool_choice"] == {"type": "tool", "name": OUTPUT_TOOL}
     assert body["tools"][0]["input_schema"] == {"type": "object", "required": ["greeting"]}
+
+
+WEATHER = ToolSpec(
+    name="get_weather",
+    description="The weather in a city.",
+    arguments={"type": "object", "required": ["city"], "properties": {"city": {"type": "string"}}},
+)
+SENT_WEATHER = {
+    "name": "get_weather",
+    "description": "The weather in a city.",
+    "input_schema": WEATHER.arguments,
+}
+
+
+def with_tools(choice: object = "auto", parallel: bool = True, **changes: object) -> dict:
+    tools = {"tools": [WEATHER], "tool_choice": choice, "parallel_tool_calls": parallel}
+    return build_body(interaction(**tools, **changes), "m", 4096)
+
+
+TEXT = {"required_capabilities": [], "output_schema": {"type": "string"}}
+
+
+@pytest.mark.parametrize(
+    ("choice", "parallel", "sent"),
+    [
+        ("auto", True, {"type": "auto"}),
+        ("required", True, {"type": "any"}),
+        ("none", False, {"type": "none"}),
+        (
+            NamedToolChoice(tool="get_weather"),
+            False,
+            {"type": "tool", "name": "get_weather", "disable_parallel_tool_use": True},
+        ),
+    ],
+)
+def test_declared_tools_and_the_tool_choice_are_sent_as_the_api_takes_them(
+    choice: object, parallel: bool, sent: dict
+) -> None:
+    body = with_tools(choice, parallel, **TEXT)
+    assert body["tools"] == [SENT_WEATHER]
+    assert body["tool_choice"] == sent
+
+
+def test_a_structured_contract_with_tools_offers_the_output_tool_beside_them() -> None:
+    body = with_tools()
+    assert [tool["name"] for tool in body["tools"]] == ["get_weather", OUTPUT_TOOL]
+    assert body["tool_choice"] == {"type": "any"}
+    body = with_tools("none")
+    assert [tool["name"] for tool in body["tools"]] == [OUTPUT_TOOL]
+    assert body["tool_choice"] == {"type": "tool", "name": OUTPUT_TOOL}
 
 
 def test_runtime_policy_keys_are_mapped_checked_or_ignored() -> None:

@@ -3,7 +3,8 @@
 The scripted runtime replays fixture outputs (``ScriptedRuntime.success()``, whose
 ``output_schema_valid`` is computed against the probe's schema) and is driven into every runtime
 failure code by ``ScriptedRuntime.failure`` (single-shot, so the kit asks for a fresh runtime per
-call). Every check passes.
+call). Every check passes; with ``tool_calling`` the kit's tool-call probe runs through every
+check too.
 """
 
 from __future__ import annotations
@@ -26,8 +27,13 @@ def failure_cases() -> list[FailureCase]:
 def test_conformance_kit(check: str) -> None:
     result = run_check(check, ScriptedRuntime.success, failures=failure_cases())
     if result.status is CheckStatus.NOT_APPLICABLE:
-        # the mock streams, and holds no credential for secrets.not_exposed to look for
-        assert check in ("streaming.default_projection", "secrets.not_exposed"), result.message
+        # the mock streams, holds no credential for secrets.not_exposed to look for, and
+        # without tool_calling is never sent the tool-call probe
+        assert check in (
+            "streaming.default_projection",
+            "secrets.not_exposed",
+            "tools.declared_calls",
+        ), result.message
         return
     assert result.status is CheckStatus.PASSED, result.message
 
@@ -37,8 +43,14 @@ def test_a_paced_stream_is_cancelled_mid_way() -> None:
     assert result.status is CheckStatus.PASSED, result.message
 
 
-def test_a_tool_calling_runtime_passes_the_tool_call_probe() -> None:
+@pytest.mark.parametrize("check", check_names())
+def test_a_tool_calling_runtime_passes_every_check_with_the_tool_call_probe(check: str) -> None:
     result = run_check(
-        "tools.declared_calls", lambda: ScriptedRuntime([ScriptedSuccess()], tool_calling=True)
+        check,
+        lambda: ScriptedRuntime([ScriptedSuccess()], tool_calling=True),
+        failures=failure_cases(),
     )
+    if result.status is CheckStatus.NOT_APPLICABLE:
+        assert check in ("streaming.default_projection", "secrets.not_exposed"), result.message
+        return
     assert result.status is CheckStatus.PASSED, result.message

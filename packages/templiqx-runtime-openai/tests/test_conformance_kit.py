@@ -49,4 +49,4 @@ def test_the_tool_call_probe_catches_tools_that_are_not_sent(
     monkeypatch.setattr(wire, "tool_fields", lambda interaction: {})
     result = run_check("tools.declared_calls", make_runtime, transport="openai")
     assert result.status is CheckStatus.FAILED
-    assert "the request declared tools null" in result.message
+    assert "tool-calls via execute: tools is null; expected the declared tools" in result.message

@@ -9,10 +9,19 @@ Request (``POST {base_url}/v1/messages``):
 * ``runtime_policy``: ``temperature``, ``top_p``, ``max_tokens`` and ``stop`` (sent as
   ``stop_sequences``) are honoured, type-checked first; ``seed`` has no equivalent here and is
   ignored, as is every other key.
+* **Declared tools** (a contract's ``tools``) go in ``tools`` as ``{name, description,
+  input_schema}``; ``tool_choice`` is ``{"type": "auto"}``, ``{"type": "any"}`` (``required``),
+  ``{"type": "none"}`` or ``{"type": "tool", "name": …}`` (a forced tool), with
+  ``disable_parallel_tool_use: true`` when the contract turns parallel calls off. The model's
+  calls come back as ``tool_use`` blocks: ``{"tool_calls": [...]}``, streamed as
+  ``ToolCallDelta`` events.
 * **Structured output is a forced tool call**: a tool named :data:`OUTPUT_TOOL` whose input
   schema is the contract's output schema, with ``tool_choice`` forcing it. Its input *is* the
   output, so its ``input_json_delta`` fragments stream as ``Delta`` events (they are the answer's
-  JSON text); ``ToolCallDelta`` is kept for the model's calls to other tools.
+  JSON text); ``ToolCallDelta`` is kept for the model's calls to other tools. A structured
+  contract that also declares tools offers both, and the model must use one (``any``): the
+  output tool to answer, or the declared tools (a forced tool stays forced; ``none`` offers only
+  the output tool).
 
 Answer: a whole message (``content`` blocks) or the named events of a stream
 (``message_start``, ``content_block_start``/``_delta``/``_stop``, ``message_delta`` with the
@@ -28,7 +37,15 @@ from typing import Any, Final
 
 from acme_messages.failures import Code, failure, in_band
 from acme_messages.sse import ServerEvent
-from templiqx_contracts import CompiledInteraction, Delta, ToolCallDelta
+from templiqx_contracts import (
+    CompiledInteraction,
+    Delta,
+    NamedToolChoice,
+    ToolCallDelta,
+    declared_tools,
+    parallel_tool_calls_of,
+    tool_choice_of,
+)
 from templiqx_ports import RuntimeFailureError
 
 __all__ = [
@@ -40,6 +57,7 @@ __all__ = [
     "is_structured",
     "output_of",
     "reply_of",
+    "tool_fields",
 ]
 
 OUTPUT_TOOL: Final = "templiqx_output"
@@ -88,16 +106,40 @@ def build_body(interaction: CompiledInteraction, model: str, max_tokens: int) ->
     if system:
         body["system"] = "\n\n".join(system)
     body.update(_policy(interaction.runtime_policy, max_tokens))
+    body.update(tool_fields(interaction))
+    return body
+
+
+def tool_fields(interaction: CompiledInteraction) -> dict[str, Any]:
+    """``tools`` and ``tool_choice``: the declared tools, and the output tool when structured."""
+    choice = tool_choice_of(interaction)
+    offered = [] if choice == "none" and is_structured(interaction) else declared_tools(interaction)
+    tools: list[dict[str, Any]] = [
+        {"name": tool.name, "description": tool.description, "input_schema": tool.arguments}
+        for tool in offered
+    ]
     if is_structured(interaction):
-        body["tools"] = [
+        tools.append(
             {
                 "name": OUTPUT_TOOL,
                 "description": "Give your answer as this tool's input.",
                 "input_schema": interaction.output_schema,
             }
-        ]
-        body["tool_choice"] = {"type": "tool", "name": OUTPUT_TOOL}
-    return body
+        )
+    if not tools:
+        return {}
+    picked: dict[str, Any]
+    if isinstance(choice, NamedToolChoice):
+        picked = {"type": "tool", "name": choice.tool}
+    elif not offered:  # structured output alone: force the output tool
+        picked = {"type": "tool", "name": OUTPUT_TOOL}
+    elif is_structured(interaction) or choice == "required":
+        picked = {"type": "any"}
+    else:
+        picked = {"type": choice}  # "auto" or "none"
+    if offered and picked["type"] != "none" and not parallel_tool_calls_of(interaction):
+        picked["disable_parallel_tool_use"] = True
+    return {"tools": tools, "tool_choice": picked}
 
 
 @dataclass

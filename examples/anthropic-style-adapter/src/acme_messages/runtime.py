@@ -5,7 +5,8 @@
   one ``Complete`` — the receipt ``execute`` would return — or one ``Failed`` equal to the error
   it then raises.
 * ``request_fingerprint`` hashes the request body without ``stream``: what the model was asked.
-* ``output_schema_valid`` is computed, never assumed.
+* ``output_schema_valid`` is computed, never assumed: a tool-call answer by the declared tools,
+  anything else by the output schema (``templiqx_contracts.interaction_output_valid``).
 * Bounded: a whole body and a stream's assembled output at 2 MiB, one stream line at 1 MiB, the
   raw stream at 64 MiB (DECISIONS 9). One deadline per call. No retries.
 """
@@ -30,6 +31,7 @@ from templiqx_contracts import (
     ExecutionReceipt,
     ExecutionRequest,
     fingerprint,
+    interaction_output_valid,
 )
 from templiqx_ports import (
     CancelToken,
@@ -42,7 +44,7 @@ from templiqx_ports import (
 __all__ = ["API_VERSION", "CAPABILITIES", "MessagesRuntime", "from_env"]
 
 API_VERSION: Final = "2023-06-01"
-CAPABILITIES: Final = ("streaming", "structured_output", "text")
+CAPABILITIES: Final = ("streaming", "structured_output", "text", "tool_calling")
 _ERROR_BODY_BYTES: Final = 65_536
 
 
@@ -198,7 +200,9 @@ class MessagesRuntime(RuntimeAdapter):
             request_fingerprint=fingerprint(body),
             output_fingerprint=fingerprint(output),
             output=output,
-            output_schema_valid=schema_accepts(request.interaction.output_schema, output),
+            output_schema_valid=interaction_output_valid(
+                request.interaction, output, schema_accepts
+            ),
         )
 
 
