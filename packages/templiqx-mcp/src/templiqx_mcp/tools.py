@@ -60,7 +60,9 @@ _DESCRIPTION_NOTES = {
     "execute_contract": (
         " With stream: true and a progressToken in the request's _meta, every Delta and "
         "ToolCallDelta is also sent while the model generates, as notifications/progress "
-        "whose message is the event's JSON; cancelling the request cancels the runtime."
+        "whose message is the event's JSON (for a structured-output contract with a partial "
+        "member: the answer so far, whenever it changed); cancelling the request cancels the "
+        "runtime."
     ),
 }
 _PARAMETER_NOTES = {
