@@ -113,9 +113,12 @@ ANSWER = (
 class _Spelling(RuntimeAdapter):
     """Streams ``pieces`` as deltas, then completes with ``output`` (default: what they spell)."""
 
-    def __init__(self, pieces: list[str], output: Any = MISSING, *, pause_s: float = 0.0) -> None:
+    def __init__(
+        self, pieces: list[str], output: Any = MISSING, *, pause_s: float = 0.0, fail: bool = False
+    ) -> None:
         self.pieces = pieces
         self.pause_s = pause_s
+        self.fail = fail
         self.output = decode_json("".join(pieces)) if output is MISSING else output
 
     def descriptor(self) -> AdapterDescriptor:
@@ -137,22 +140,28 @@ class _Spelling(RuntimeAdapter):
     ) -> ExecutionReceipt:
         for piece in self.pieces:
             if cancel is not None and cancel.is_set():
-                error = RuntimeFailureError(
-                    RuntimeFailure(
-                        code=RuntimeFailureCode.CANCELLED,
-                        adapter_id="test.spelling",
-                        adapter_version="1",
-                        fingerprint="0",
-                        detail="cancelled",
-                    )
-                )
-                sink(Failed(code=error.code, message=str(error)))
-                raise error
+                self._failure(sink, RuntimeFailureCode.CANCELLED)
             sink(Delta(text=piece))
             time.sleep(self.pause_s)
+        if self.fail:
+            self._failure(sink, RuntimeFailureCode.TIMEOUT)
         receipt = self.execute(request)
         sink(Complete.of(receipt))
         return receipt
+
+    @staticmethod
+    def _failure(sink: StreamSink, code: RuntimeFailureCode) -> None:
+        error = RuntimeFailureError(
+            RuntimeFailure(
+                code=code,
+                adapter_id="test.spelling",
+                adapter_version="1",
+                fingerprint="0",
+                detail="stopped",
+            )
+        )
+        sink(Failed(code=error.code, message=str(error)))
+        raise error
 
 
 def _chunks(text: str, size: int) -> list[str]:
@@ -406,3 +415,19 @@ def test_malformed_text_is_one_problem_then_the_receipt_is_taken(
     assert updates[1].value == {"name": "Ada"}  # reading stopped where the text broke
     assert updates[-1].done
     assert updates[-1].value == run.envelope.result.output
+
+
+@APIS
+def test_every_event_has_an_update_a_failure_too(
+    make_service: ServiceFactory, write_pkg: PackageWriter, scratch_root: Path, collect: Collect
+) -> None:
+    runtime = _Spelling(['{"name": "Ada", ', '"tone": "wa'], None, fail=True)
+    service = _service(make_service, write_pkg, scratch_root, runtime)
+    updates, run = collect(service, "form")
+    assert [type(u.event).__name__ for u in updates] == ["Delta", "Delta", "Failed"]
+    assert updates[-1].event == run.envelope.stream_events[-1]
+    assert updates[-1].value == {"name": "Ada", "tone": "wa"}  # as the deltas left it
+    assert not updates[-1].done
+    assert updates[-1].completed == ()
+    assert updates[-1].problems == ()
+    assert [d.code for d in run.envelope.diagnostics] == ["TQX_RUNTIME_TIMEOUT"]

@@ -46,10 +46,15 @@ STRUCTURED_OUTPUT = "structured_output"
 
 @dataclass(frozen=True)
 class PartialUpdate:
-    """What one event changed in a :class:`PartialView` (see ``run.partials()``)."""
+    """What one event changed in a :class:`PartialView` (see ``run.partials()``).
+
+    Only a ``Delta`` and the ``Complete`` change the answer; any other event (``ToolCallDelta``,
+    ``Failed``) has an update too, with the value as it was, so a host that iterates the
+    updates sees every event.
+    """
 
     event: StreamEvent
-    """The ``Delta`` read, or the ``Complete`` that ended the answer."""
+    """The event read."""
     value: Any
     """The answer so far: the view's live value (``MISSING`` before anything shows). It grows
     in place with later events; ``copy.deepcopy`` it to keep a snapshot."""
@@ -121,9 +126,8 @@ class PartialView:
 
     # -- fed the events ----------------------------------------------------------------------
 
-    def read(self, event: StreamEvent) -> PartialUpdate | None:
-        """Read the stream's next event; the update it makes (``None`` for events that carry
-        no answer: ``ToolCallDelta``, ``Failed``)."""
+    def read(self, event: StreamEvent) -> PartialUpdate:
+        """Read the stream's next event; the update it makes."""
         if isinstance(event, Delta):
             update = self._output.feed(event.text)
             self._reading = update.partial
@@ -131,7 +135,7 @@ class PartialView:
             return PartialUpdate(event, self.value, completed, update.problems, self.done)
         if isinstance(event, Complete):
             return self._complete(event)
-        return None
+        return PartialUpdate(event, self.value, (), (), self.done)
 
     def _complete(self, event: Complete) -> PartialUpdate:
         output = event.output

@@ -27,8 +27,8 @@ runs on a worker as in the sync case.
 Partial output: for a structured-output contract, :attr:`~ContractStream.partial` is a
 :class:`~templiqx_application.partial_view.PartialView` of the answer so far, fed every event
 as it is handed to the consumer; :meth:`ContractStream.partials` (an async iterator on the
-async stream) yields one :class:`~templiqx_application.partial_view.PartialUpdate` per
-``Delta`` and one for ``Complete``. Neither changes the events or the envelope.
+async stream) yields one :class:`~templiqx_application.partial_view.PartialUpdate` per event,
+carrying the event. Neither changes the events or the envelope.
 """
 
 from __future__ import annotations
@@ -301,8 +301,9 @@ class ContractStream(_Run):
         return self
 
     def partials(self) -> Iterator[PartialUpdate]:
-        """Iterate the stream, yielding what each ``Delta`` (and the ``Complete``) changed in
-        the structured answer; a text contract raises ``TypeError``.
+        """Iterate the stream, yielding for each event what it changed in the structured
+        answer (only a ``Delta`` or the ``Complete`` changes it); a text contract raises
+        ``TypeError``.
 
         The events are consumed as by ``for event in run`` (each update carries its event);
         leaving early cancels the call the same way.
@@ -312,8 +313,8 @@ class ContractStream(_Run):
             return
         for _event in self:
             update = self._take_update()
-            if update is not None:
-                yield update
+            assert update is not None  # the view read the event as it was handed out
+            yield update
 
     def __next__(self) -> StreamEvent:
         self.open()
@@ -427,8 +428,8 @@ class AsyncContractStream(_Run):
             return
         async for _event in self:
             update = self._take_update()
-            if update is not None:
-                yield update
+            assert update is not None  # the view read the event as it was handed out
+            yield update
 
     async def __anext__(self) -> StreamEvent:
         await self.open()
