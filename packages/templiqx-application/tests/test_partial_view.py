@@ -431,3 +431,34 @@ def test_every_event_has_an_update_a_failure_too(
     assert updates[-1].completed == ()
     assert updates[-1].problems == ()
     assert [d.code for d in run.envelope.diagnostics] == ["TQX_RUNTIME_TIMEOUT"]
+
+
+class _Deep(_Spelling):
+    """Completes with an answer nested deeper than the interpreter's recursion limit."""
+
+    def __init__(self) -> None:
+        deep: Any = []
+        for _ in range(5000):
+            deep = [deep]
+        super().__init__(["[[[["], deep)
+
+    def execute(self, request: ExecutionRequest) -> ExecutionReceipt:
+        return ExecutionReceipt(
+            adapter=self.descriptor(),
+            request_fingerprint=fingerprint(request.interaction),
+            output_fingerprint="0" * 64,  # fingerprints refuse such depth
+            output=self.output,
+            output_schema_valid=False,
+        )
+
+
+def test_an_answer_nested_too_deep_to_compare_leaves_the_view_and_the_stream_alone(
+    make_service: ServiceFactory, write_pkg: PackageWriter, scratch_root: Path
+) -> None:
+    service = _service(make_service, write_pkg, scratch_root, _Deep())
+    with service.stream_contract("forms", "form") as run:
+        updates = [(type(u.event).__name__, u.done) for u in run.partials()]
+        assert run.partial is not None
+        assert run.partial.value == []  # what the deltas showed: no item is complete
+    assert updates == [("Delta", False), ("Complete", False)]
+    assert run.finished
