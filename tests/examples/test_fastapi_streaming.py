@@ -2,15 +2,19 @@
 
 The app is started on an ephemeral port in a thread and stopped at the end of each test. A
 client reads the SSE events as they arrive; a client that disconnects mid-stream must make the
-runtime stop (its async iterator is closed) within a second.
+runtime stop (its async iterator is closed) within a second. The structured answer also
+arrives as ``partial`` events, the value so far after each delta, which the form page
+(``GET /``) fills its fields from.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import html
 import http.client
 import importlib.util
+import itertools
 import json
 import socket
 import threading
@@ -72,6 +76,12 @@ def _serving(service: TempliqxService) -> Iterator[int]:
         sock.close()
 
 
+def _get(port: int, path: str) -> http.client.HTTPResponse:
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    connection.request("GET", path)
+    return connection.getresponse()
+
+
 def _post(port: int, body: bytes) -> http.client.HTTPResponse:
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
     connection.request("POST", "/summary", body, {"Content-Type": "application/json"})
@@ -103,11 +113,65 @@ def test_the_example_streams_the_contract_as_sse_as_it_is_generated() -> None:
         events = list(_sse(response))
     names = [name for name, _, _ in events]
     assert names[-1] == "Complete"
-    assert set(names[:-1]) == {"Delta"}
-    arrivals = [at for _, _, at in events[:-1]]
+    deltas = [(data, at) for name, data, at in events if name == "Delta"]
+    assert set(names[:-1]) == {"Delta", "partial"}
+    arrivals = [at for _, at in deltas]
     assert arrivals[-1] - arrivals[0] >= (len(arrivals) - 1) * pace_ms / 1000 * 0.8, "live"
-    text = "".join(data["text"] for name, data, _ in events if name == "Delta")
+    text = "".join(data["text"] for data, _ in deltas)
     assert json.loads(text) == events[-1][1]["output"]
+
+
+def _grows(before: Any, after: Any) -> bool:
+    """Whether ``after`` only adds to ``before``: new members and items, longer strings."""
+    if isinstance(before, dict):
+        return isinstance(after, dict) and all(
+            key in after and _grows(value, after[key]) for key, value in before.items()
+        )
+    if isinstance(before, list):
+        return (
+            isinstance(after, list)
+            and len(after) >= len(before)
+            and all(itertools.starmap(_grows, zip(before, after, strict=False)))
+        )
+    if isinstance(before, str):
+        return isinstance(after, str) and after.startswith(before)
+    return bool(before == after)
+
+
+def test_the_form_is_filled_from_partial_events_as_the_answer_grows() -> None:
+    pace_ms = 30
+    service = compose(
+        str(PACKAGES), runtime=runtime_from_path(SCENARIO / "manifest.json", pace_ms=pace_ms)
+    )
+    with _serving(service) as port:
+        events = list(_sse(_post(port, REQUEST)))
+    names = [name for name, _, _ in events]
+    # every Delta is followed by the answer so far (the first delta, `{"summary":`, shows {})
+    for at, name in enumerate(names[:-1]):
+        assert (name == "partial") is (at > 0 and names[at - 1] == "Delta"), names
+    partials = [(data, at) for name, data, at in events if name == "partial"]
+    values = [data for data, _ in partials]
+    assert values[:3] == [{}, {"summary": "Anouk "}, {"summary": "Anouk de Vries "}]
+    for before, after in itertools.pairwise(values):
+        assert _grows(before, after), (before, after)  # the form never flickers
+    assert values[-1] == events[-1][1]["output"]  # the last partial is the receipt's output
+    arrivals = [at for _, at in partials]
+    assert arrivals[-1] - arrivals[0] >= (len(arrivals) - 1) * pace_ms / 1000 * 0.8, "live"
+
+
+def test_the_form_page_reads_the_partial_events() -> None:
+    service = compose(str(PACKAGES), runtime=runtime_from_path(SCENARIO / "manifest.json"))
+    with _serving(service) as port:
+        response = _get(port, "/")
+        page = response.read().decode()
+    assert response.status == 200
+    assert response.getheader("content-type", "").startswith("text/html")
+    for field in ('id="summary"', 'id="tone"', 'id="next_steps"'):
+        assert field in page
+    assert 'if (name === "partial") fill(data);' in page
+    assert "{{REQUEST}}" not in page
+    shown = page.split('<textarea id="values" rows="8">')[1].split("</textarea>")[0]
+    assert json.loads(html.unescape(shown)) == json.loads(REQUEST)
 
 
 def test_a_refused_request_is_a_422_before_any_model_call() -> None:

@@ -158,6 +158,8 @@ def test_mcp_sends_one_progress_notification_per_delta_before_the_result(
     anyio.run(drive)
     deltas = _scenario_deltas(harness)
     messages = [json.loads(message or "null") for _, _, message in progress]
+    # A structured answer's messages also carry the value so far (`partial`, DECISIONS 22).
+    partials = [message.pop("partial") for message in messages if "partial" in message]
     assert messages == [{"kind": "Delta", "text": text} for text in deltas]
     assert [value for _, value, _ in progress] == [float(i) for i in range(1, len(deltas) + 1)]
     assert all(at < outcome["returned"] for at, _, _ in progress)
@@ -167,3 +169,4 @@ def test_mcp_sends_one_progress_notification_per_delta_before_the_result(
     assert "stream_events" not in plain
     assert streamed == plain
     assert streamed["ok"] is True
+    assert partials[-1] == streamed["result"]["output"]

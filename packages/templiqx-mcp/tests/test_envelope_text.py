@@ -96,9 +96,32 @@ def test_envelopes_take_the_fast_path(monkeypatch: pytest.MonkeyPatch) -> None:
     )
     data = envelope.to_builtins()
     expected = _dumps(data)
+    _refusing_json_dumps(monkeypatch)
+    assert envelope_text(data) == expected
 
+
+def _refusing_json_dumps(monkeypatch: pytest.MonkeyPatch) -> None:
     def refuse(*args: Any, **kwargs: Any) -> str:
         raise AssertionError("json.dumps was used")
 
     monkeypatch.setattr(templiqx_mcp.tools.json, "dumps", refuse)
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        {"big": 1e16, "s": "1e5 e7 \\", "more": [1.5e300, -2e17, 1.7976931348623157e308]},
+        [203, 1e20],  # msgpack 92 cc cb cb 44 ..: the integer's cb, then the float's
+        {"e1": "x\\", "k": [0xCB, 3.0e22, '"e5"']},
+        [0.0, -0.0, 1e-4, 9999999999999998.0, 123.5],
+    ],
+)
+def test_large_floats_keep_the_fast_path(monkeypatch: pytest.MonkeyPatch, data: Any) -> None:
+    expected = _dumps(data)
+    _refusing_json_dumps(monkeypatch)
     assert envelope_text(data) == expected
+
+
+@pytest.mark.parametrize("data", [[203, 1e-5], {"x": [1, 5e-324]}, [1e20, math.nan]])
+def test_small_and_non_finite_floats_are_written_by_json(data: Any) -> None:
+    assert envelope_text(data) == _dumps(data)

@@ -3,7 +3,8 @@
 :class:`TempliqxService` offers the operation catalog (:data:`CATALOG`) as typed methods and
 through :meth:`TempliqxService.invoke`; every call returns an
 :class:`~templiqx_contracts.OperationEnvelope`. Streamed executions are also objects to
-iterate (:class:`ContractStream`, :class:`AsyncContractStream`), and the ``a``-prefixed methods
+iterate (:class:`ContractStream`, :class:`AsyncContractStream`; for a structured-output
+contract with a :class:`PartialView` of the answer so far), and the ``a``-prefixed methods
 are awaitable. :class:`DeterministicFakeRuntime` is the default
 runtime and the one evals always run on.
 """
@@ -32,6 +33,7 @@ from templiqx_application.fake_runtime import (
     DeterministicFakeRuntime,
     create_fake_runtime,
 )
+from templiqx_application.partial_view import PartialUpdate, PartialView
 from templiqx_application.service import TempliqxService
 from templiqx_application.signing import SIGNING_KEY_ENV, STRICT_ENV, signature_value
 from templiqx_application.stream_record import DEFAULT_STREAM_LIMITS, StreamLimits
@@ -67,6 +69,8 @@ __all__ = [
     "DeterministicFakeRuntime",
     "OperationSpec",
     "ParameterSpec",
+    "PartialUpdate",
+    "PartialView",
     "ParameterType",
     "TempliqxService",
     "__version__",

@@ -23,6 +23,12 @@ from a bounded :class:`~templiqx_application.workers.EventChannel`. The async st
 runtime's :class:`~templiqx_ports.AsyncRuntimeAdapter` twin directly on the event loop (no
 thread, no task: the consumer's own ``await`` drives the runtime); a runtime without the twin
 runs on a worker as in the sync case.
+
+Partial output: for a structured-output contract, :attr:`~ContractStream.partial` is a
+:class:`~templiqx_application.partial_view.PartialView` of the answer so far, fed every event
+as it is handed to the consumer; :meth:`ContractStream.partials` (an async iterator on the
+async stream) yields one :class:`~templiqx_application.partial_view.PartialUpdate` per event,
+carrying the event. Neither changes the events or the envelope.
 """
 
 from __future__ import annotations
@@ -30,7 +36,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import weakref
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from concurrent.futures import Future
 from dataclasses import dataclass
 from types import TracebackType
@@ -43,6 +49,7 @@ from templiqx_application.execution import (
     conclude,
     runtime_failure,
 )
+from templiqx_application.partial_view import PartialUpdate, PartialView, partial_view_for
 from templiqx_application.stream_record import (
     ConsumerGuard,
     EitherCancel,
@@ -140,12 +147,33 @@ class _Run:
         self._opened = False
         self._delivered_terminal = False
         self._meter: UsageMeter | None = None  # a native async runtime's usage meter
+        self._partial: PartialView | None = None
+        self._update: PartialUpdate | None = None  # what the last event delivered changed
 
     def _deliver(self, event: StreamEvent) -> StreamEvent:
-        """Hand ``event`` to the consumer, noting a terminal one."""
+        """Hand ``event`` to the consumer, noting a terminal one and reading its answer."""
         if isinstance(event, (Complete, Failed)):
             self._delivered_terminal = True
+        if self._partial is not None:
+            self._update = self._partial.read(event)
         return event
+
+    def _take_update(self) -> PartialUpdate | None:
+        update, self._update = self._update, None
+        return update
+
+    def _partials_offered(self) -> bool:
+        """Whether ``partials()`` yields anything: a structured answer was prepared (a refused
+        execution yields none); raises ``TypeError`` for a text contract."""
+        if self._partial is not None:
+            return True
+        if self._execution is None:
+            return False
+        raise TypeError(
+            "partials() reads a structured answer, and this contract answers in text (it does "
+            "not require structured_output): its Delta events are the answer, so iterate the "
+            "stream itself"
+        )
 
     def _owed_terminal(self) -> StreamEvent | None:
         """The envelope's terminal event when the consumer has not seen one yet.
@@ -166,6 +194,7 @@ class _Run:
             self._envelope = prepared
         else:
             self._execution = prepared
+            self._partial = partial_view_for(prepared.request.interaction)
 
     def _begin(self, sink: StreamSink | None) -> tuple[Execution, ConsumerGuard] | None:
         """Set up the call (events recorded, then handed to ``sink``); ``None`` when there is
@@ -208,6 +237,17 @@ class _Run:
         if not self._opened:
             raise RuntimeError("open the stream first (`with`/`async with`, or open())")
         return self._envelope is None or self._envelope.ok
+
+    @property
+    def partial(self) -> PartialView | None:
+        """The structured answer so far, after the last event handed out.
+
+        ``None`` for a text contract (its deltas are the answer) and for a refused execution.
+        See :class:`~templiqx_application.partial_view.PartialView`.
+        """
+        if not self._opened:
+            raise RuntimeError("open the stream first (`with`/`async with`, or open())")
+        return self._partial
 
     @property
     def envelope(self) -> OperationEnvelope:
@@ -259,6 +299,22 @@ class ContractStream(_Run):
 
     def __iter__(self) -> ContractStream:
         return self
+
+    def partials(self) -> Iterator[PartialUpdate]:
+        """Iterate the stream, yielding for each event what it changed in the structured
+        answer (only a ``Delta`` or the ``Complete`` changes it); a text contract raises
+        ``TypeError``.
+
+        The events are consumed as by ``for event in run`` (each update carries its event);
+        leaving early cancels the call the same way.
+        """
+        self.open()
+        if not self._partials_offered():
+            return
+        for _event in self:
+            update = self._take_update()
+            assert update is not None  # the view read the event as it was handed out
+            yield update
 
     def __next__(self) -> StreamEvent:
         self.open()
@@ -363,6 +419,17 @@ class AsyncContractStream(_Run):
 
     def __aiter__(self) -> AsyncContractStream:
         return self
+
+    async def partials(self) -> AsyncIterator[PartialUpdate]:
+        """The async twin of :meth:`ContractStream.partials`: ``async for update in
+        run.partials()``."""
+        await self.open()
+        if not self._partials_offered():
+            return
+        async for _event in self:
+            update = self._take_update()
+            assert update is not None  # the view read the event as it was handed out
+            yield update
 
     async def __anext__(self) -> StreamEvent:
         await self.open()

@@ -11,16 +11,15 @@ from typing import Any
 
 import click
 
-from templiqx_application import CATALOG, TempliqxService
+from templiqx_application import CATALOG
 from templiqx_application.diagnostics import contract_file
 from templiqx_cli.commands import Globals, OperationCall, merged_command, operation_command
 from templiqx_cli.composition import UnknownRuntimeError, compose_service
 from templiqx_cli.group import PLUGIN_GROUP, TempliqxGroup, help_command
 from templiqx_cli.hints import command_hints
 from templiqx_cli.inputs import CliError
-from templiqx_cli.interrupt import run_interruptible
 from templiqx_cli.layout import MERGED, layout_for
-from templiqx_cli.output import StreamPrinter, print_envelope
+from templiqx_cli.output import print_envelope, stream_operation
 from templiqx_cli.snapshot import print_catalog
 from templiqx_cli.snippets import SourceFiles
 from templiqx_contracts import OperationEnvelope
@@ -42,15 +41,6 @@ Examples:
   templiqx --root fixtures/packages validate welcome
   templiqx demo
 """
-
-
-def _streamed(
-    service: TempliqxService, call: OperationCall, arguments: dict[str, Any], as_json: bool
-) -> tuple[OperationEnvelope, bool]:
-    printer = StreamPrinter(as_json=as_json)
-    return run_interruptible(
-        lambda cancel: service.invoke(call.operation, arguments, sink=printer, cancel=cancel)
-    )
 
 
 def _print(
@@ -78,7 +68,9 @@ def run_call(options: Globals, call: OperationCall) -> int:
     service = compose_service(options.root, options.runtime)
     arguments = call.build_arguments()
     if arguments.get("stream") is True:  # only an operation with a `stream` flag binds one
-        envelope, interrupted = _streamed(service, call, arguments, options.as_json)
+        envelope, interrupted = stream_operation(
+            service, call.operation, arguments, as_json=options.as_json
+        )
         code = _print(envelope, options, call, arguments)
         return EXIT_INTERRUPTED if interrupted else code
     return _print(service.invoke(call.operation, arguments), options, call, arguments)

@@ -3,8 +3,10 @@
 The envelope goes to stdout: with ``--json`` as one compact JSON document (the machine form,
 the same on every surface); without it rendered for people by :mod:`templiqx_cli.human` (a
 summary line, the result as tables or text, the fingerprints, each diagnostic with its help, and
-the command line's hints). Stream events go to stderr as they arrive (:class:`StreamPrinter`).
-None of this changes the envelope.
+the command line's hints). Stream events go to stderr as they arrive (:class:`StreamPrinter`);
+for people at a terminal, a structured answer is drawn growing in place instead of its raw
+delta text (:func:`stream_operation`, :mod:`templiqx_cli.human.live`). None of this changes the
+envelope.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import json
 import os
 import sys
 from collections.abc import Mapping, Sequence
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from templiqx_cli.snippets import snippet_lines, source_text
 from templiqx_contracts import (
@@ -31,6 +33,9 @@ from templiqx_contracts import (
     is_tool_answer,
 )
 
+if TYPE_CHECKING:
+    from templiqx_application import ContractStream, TempliqxService
+
 __all__ = [
     "StreamPrinter",
     "dump_json",
@@ -38,7 +43,13 @@ __all__ = [
     "failed_cases",
     "print_envelope",
     "render_diagnostic",
+    "stream_operation",
 ]
+
+# The arguments of a streamed execute_contract that stream_contract takes as keywords.
+_STREAM_ARGUMENTS = frozenset(
+    {"package", "contract", "inputs", "context", "capabilities", "fixture_output", "stream"}
+)
 
 
 def dump_json(data: Any, *, compact: bool) -> str:
@@ -179,3 +190,58 @@ def _called(output: Any) -> str:
     names = [str(call.get("name")) if isinstance(call, dict) else "?" for call in calls]
     noun = "tool call" if len(calls) == 1 else "tool calls"
     return f"{len(calls)} {noun} ({', '.join(names)}); "
+
+
+def stream_operation(
+    service: TempliqxService, operation: str, arguments: dict[str, Any], *, as_json: bool
+) -> tuple[OperationEnvelope, bool]:
+    """Run a streamed operation, its events on stderr as they arrive; the envelope, and whether
+    Ctrl-C was pressed (which cancels the runtime call).
+
+    For people, when stderr is a terminal that can redraw (:func:`~templiqx_cli.human.live.
+    live_display`), an ``execute_contract`` of a structured-output contract shows its answer
+    growing in place; everywhere else each event is printed by :class:`StreamPrinter`.
+    """
+    from templiqx_cli.interrupt import run_interruptible
+
+    printer = StreamPrinter(as_json=as_json)
+    if not as_json and operation == "execute_contract" and set(arguments) <= _STREAM_ARGUMENTS:
+        from templiqx_cli.human.live import live_display
+
+        if live_display(sys.stderr, os.environ):
+            options = {name: value for name, value in arguments.items() if name != "stream"}
+            return run_interruptible(
+                lambda cancel: _shown_live(
+                    service.stream_contract(**options, cancel=cancel), printer
+                )
+            )
+    return run_interruptible(
+        lambda cancel: service.invoke(operation, arguments, sink=printer, cancel=cancel)
+    )
+
+
+def _shown_live(run: ContractStream, printer: StreamPrinter) -> OperationEnvelope:
+    """Iterate ``run``: a structured answer drawn live, other events through ``printer``.
+
+    A display that fails (stderr gone) cancels the call, as a failing sink does; the
+    envelope says why.
+    """
+    from templiqx_cli.human import style_for
+    from templiqx_cli.human.live import LiveAnswer
+
+    with run:
+        view = run.partial
+        answer = LiveAnswer(sys.stderr, style_for(sys.stderr, os.environ))
+        try:
+            for event in run:
+                if view is not None and isinstance(event, Delta):
+                    answer.update(view)
+                    continue
+                if view is not None and isinstance(event, (Complete, Failed)):
+                    answer.finish(view)
+                else:
+                    answer.settle()
+                printer(event)
+        except Exception as exc:  # the display's own failure: stop the model, keep the envelope
+            run.close(exc)
+    return run.envelope

@@ -1,7 +1,15 @@
 """Reading JSON documents the way the reference does, keeping integer/float identity.
 
 ``1`` stays an ``int`` and ``1.0`` a ``float``; ``-0`` becomes the float ``-0.0``; integers outside
-the 64-bit range become floats; NaN, infinities and out-of-range numbers (``1e400``) are refused.
+the 64-bit range become floats; NaN, infinities and numbers beyond float range (``1e400``, or an
+integer above 1.8e308) are refused, and so are ``\\u`` escapes of unpaired UTF-16 surrogates
+(msgspec's rule: such a string has no UTF-8 form).
+
+Most documents are read by msgspec. The rare ones with a ``-0`` or a run of 19+ digits are read
+by :func:`json.loads` with the number rules above, then held to msgspec's rules where the two
+readers differ: ``json`` accepts unpaired surrogate escapes, and its integer conversion can
+raise ``OverflowError`` (beyond float range) or ``ValueError`` (beyond the interpreter's digit
+limit). Either way the caller sees one :class:`JSONDecodeError`.
 """
 
 from __future__ import annotations
@@ -18,6 +26,9 @@ _decode = msgspec.json.decode
 # A "-0" integer token, or a run of 19+ digits (possibly beyond the 64-bit range). Both are rare;
 # either sends the document through the exact, slower reader. Matches inside strings are harmless.
 _NEEDS_EXACT = re.compile(rb"-0(?![0-9.eE])|[0-9]{19,}")
+# A \u escape of a UTF-16 surrogate (D800-DFFF); only then can json.loads produce a lone one.
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+_encode = msgspec.json.encode
 
 _U64_MAX = (1 << 64) - 1
 _I64_MIN = -(1 << 63)
@@ -27,19 +38,27 @@ class JSONDecodeError(ValueError):
     """The bytes are not a JSON document templiqx accepts."""
 
 
+def _out_of_range(text: str) -> JSONDecodeError:
+    shown = text if len(text) <= 24 else f"{text[:12]}...{text[-6:]} ({len(text)} characters)"
+    return JSONDecodeError(f"number {shown} is out of range")
+
+
 def _parse_int(text: str) -> int | float:
     if text == "-0":
         return -0.0
-    value = int(text)
-    if value > _U64_MAX or value < _I64_MIN:
-        return float(value)
+    try:
+        value = int(text)
+        if value > _U64_MAX or value < _I64_MIN:
+            return float(value)
+    except (OverflowError, ValueError):  # beyond float range, or beyond int()'s digit limit
+        raise _out_of_range(text) from None
     return value
 
 
 def _parse_float(text: str) -> float:
     value = float(text)
     if value in (float("inf"), float("-inf")):
-        raise JSONDecodeError(f"number {text} is out of range")
+        raise _out_of_range(text)
     return value
 
 
@@ -70,7 +89,7 @@ def _decode_document(data: bytes | str) -> Any:
             raise JSONDecodeError(str(exc)) from exc
     try:
         text = raw.decode("utf-8")
-        return json.loads(
+        value = json.loads(
             text,
             parse_int=_parse_int,
             parse_float=_parse_float,
@@ -80,3 +99,22 @@ def _decode_document(data: bytes | str) -> Any:
         raise JSONDecodeError(f"JSON is not valid UTF-8: {exc}") from exc
     except json.JSONDecodeError as exc:
         raise JSONDecodeError(str(exc)) from exc
+    if _SURROGATE_ESCAPE.search(raw) is not None:
+        _refuse_lone_surrogates(value)
+    return value
+
+
+def _refuse_lone_surrogates(value: Any) -> None:
+    """Raise when a string of ``value`` holds an unpaired surrogate (what msgspec refuses).
+
+    A paired escape (``\\ud83d\\ude00``) was already joined into one character by ``json``;
+    only an unpaired one is left as a surrogate, which has no UTF-8 form, so encoding the value
+    finds it at C speed.
+    """
+    try:
+        _encode(value)
+    except UnicodeEncodeError:
+        raise JSONDecodeError(
+            "JSON is malformed: a \\u escape of an unpaired UTF-16 surrogate (U+D800-U+DFFF) "
+            "has no Unicode character"
+        ) from None

@@ -24,7 +24,9 @@ pings, cancellations, calls for other packages — however long a call takes. A 
 from __future__ import annotations
 
 import json
+import re
 import struct
+import sys
 from collections.abc import Mapping
 from typing import Any
 
@@ -35,7 +37,7 @@ from mcp.shared.exceptions import MCPError
 
 from templiqx_application import CATALOG, TempliqxService, bind_arguments
 from templiqx_application.catalog import OperationSpec
-from templiqx_contracts import OperationEnvelope
+from templiqx_contracts import OperationEnvelope, find_outside_strings, float_markers
 from templiqx_mcp.calls import stream_with_progress
 from templiqx_mcp.lanes import Lanes
 from templiqx_mcp.schemas import input_schema, output_schema
@@ -58,7 +60,9 @@ _DESCRIPTION_NOTES = {
     "execute_contract": (
         " With stream: true and a progressToken in the request's _meta, every Delta and "
         "ToolCallDelta is also sent while the model generates, as notifications/progress "
-        "whose message is the event's JSON; cancelling the request cancels the runtime."
+        "whose message is the event's JSON (for a structured-output contract with a partial "
+        "member: the answer so far, whenever it changed); cancelling the request cancels the "
+        "runtime."
     ),
 }
 _PARAMETER_NOTES = {
@@ -71,26 +75,49 @@ _PARAMETER_NOTES = {
 
 _encode_sorted = msgspec.json.Encoder(order="sorted").encode
 _encode_msgpack = msgspec.msgpack.Encoder().encode
-_FLOAT64 = b"\xcb"  # msgpack's float64 marker; msgspec writes every float as one
 _read_double = struct.Struct(">d").unpack_from
+# msgpack's float64 marker (msgspec writes every float as one) when the double's exponent puts
+# it outside [2**-14, 2**53) (zero too): the floats msgspec may print unlike ``json``. Only a
+# lookahead, so that a marker's own bytes are searched again (``cc cb cb ..`` is 203, then a
+# float).
+_ODD_FLOAT = re.compile(
+    rb"\xcb(?=[\x00-\x3e\x44-\x7f\x80-\xbe\xc4-\xff]|[\x3f\xbf][\x00-\x1f]|[\x43\xc3][\x40-\xff])"
+)
+# Outside strings, "e" then a digit: the exponent of a float msgspec wrote without its sign.
+_UNSIGNED_EXPONENT = re.compile(rb"e[0-9]")
 
 
-def _floats_print_alike(packed: bytes) -> bool:
-    """Whether every float in this msgpack encoding prints the same in msgspec and ``json``.
+def _as_json_dumps_writes(text: bytes, packed: bytes) -> bytes | None:
+    """msgspec's ``text`` as ``json.dumps`` writes it, or ``None`` when only ``json`` can.
 
-    The two agree on zero and on magnitudes from 1e-4 below 1e16 (plain digits); ``json``
-    writes others as ``1e+16`` or ``1e-05`` where msgspec writes ``1e16`` and ``0.00001``, and
-    NaN and infinities as ``NaN``/``Infinity`` where msgspec writes ``null``. A ``0xcb`` byte
-    inside a string or an integer reads as a false alarm, which only costs the slow path.
+    The two print floats alike at zero and at magnitudes from 1e-4 below 1e16. From 1e16 up
+    msgspec writes ``1e16`` where ``json`` writes ``1e+16``: the sign is put in place. Below
+    1e-4 (``0.00001`` against ``1e-05``) and for NaN and the infinities (``null`` against
+    ``NaN``) ``json`` writes the text. Floats are found in the msgpack encoding ``packed`` of
+    the same data: a marker byte with a suspect exponent, confirmed by
+    :func:`~templiqx_contracts.float_markers` (a ``cb`` inside a string or an integer is not a
+    float), then read.
     """
-    at = packed.find(_FLOAT64)
-    last = len(packed) - 9
-    while 0 <= at <= last:
-        value = _read_double(packed, at + 1)[0]
-        if not (value == 0.0 or 1e-4 <= abs(value) < 1e15):
-            return False
-        at = packed.find(_FLOAT64, at + 1)
-    return True
+    suspects = [match.start() for match in _ODD_FLOAT.finditer(packed)]
+    if not suspects:
+        return text
+    large = False
+    for at in float_markers(packed, suspects):
+        magnitude = abs(_read_double(packed, at + 1)[0])
+        if magnitude == 0.0 or 1e-4 <= magnitude < 1e16:
+            continue
+        if not 1e16 <= magnitude <= sys.float_info.max:
+            return None
+        large = True
+    if not large:
+        return text
+    pieces: list[bytes] = []
+    start = 0
+    for at in find_outside_strings(text, _UNSIGNED_EXPONENT):
+        pieces.append(text[start : at + 1])  # up to and with the "e"
+        start = at + 1
+    pieces.append(text[start:])
+    return b"+".join(pieces)
 
 
 def envelope_text(data: Any) -> str:
@@ -98,13 +125,13 @@ def envelope_text(data: Any) -> str:
 
     For JSON data (what ``to_builtins`` returns) the text is byte for byte
     ``json.dumps(data, separators=(",", ":"), sort_keys=True, ensure_ascii=False)``, written by
-    msgspec (several times faster). What msgspec writes differently or refuses (floats printed
-    with an exponent, NaN and infinities, integers outside 64 bits, non-string keys) goes to
-    ``json.dumps`` itself.
+    msgspec (several times faster), with the sign ``json`` gives a large float's exponent put
+    in place. What msgspec writes differently otherwise or refuses (floats below 1e-4, NaN and
+    infinities, integers outside 64 bits, non-string keys) goes to ``json.dumps`` itself.
     """
     try:
-        text = _encode_sorted(data)
-        if _floats_print_alike(_encode_msgpack(data)):
+        text = _as_json_dumps_writes(_encode_sorted(data), _encode_msgpack(data))
+        if text is not None:
             return text.decode("utf-8")
     except (TypeError, ValueError, OverflowError, msgspec.EncodeError):
         pass
