@@ -382,3 +382,35 @@ def test_size_bound_is_inclusive_on_both_paths(
     assert plain.failure.code is INVALID
     assert plain.failure.detail == Detail.response_limit(limit)
     assert sink.kinds == ["Delta", "Failed"]
+
+
+@pytest.mark.parametrize("case", ROWS)
+def test_the_twins_raise_identical_failures(
+    case: str, serve: Serve, runtime_for: RuntimeFor, wire: SimpleNamespace
+) -> None:
+    """For the same loopback answers the sync and the async twin raise equal failures (code,
+    detail, fingerprint, server message, remedy) with the same text, and end their streams in
+    the same ``Failed``."""
+    row = _rows(wire)[case]
+    if row.plain is None or row.streamed is None:
+        target: Any = _closed_port()
+    else:
+        target = serve([row.plain, row.streamed] * 2)  # one server, so one host:port
+    failures: list[tuple[RuntimeFailureError, RuntimeFailureError, Failed]] = []
+    for name in ("sync", "async"):
+        twin = Twin(name)
+        try:
+            runtime = runtime_for(target, **row.settings)
+            plain = _failure_of(lambda: twin.execute(runtime, wire.request()))  # noqa: B023
+            sink = wire.Collector()
+            streamed = _failure_of(
+                lambda: twin.execute_streaming(runtime, wire.request(), sink)  # noqa: B023
+            )
+            failures.append((plain, streamed, sink.events[-1]))
+        finally:
+            twin.close()
+    (sync_plain, sync_streamed, sync_failed), (async_plain, async_streamed, async_failed) = failures
+    assert async_plain.failure == sync_plain.failure
+    assert async_streamed.failure == sync_streamed.failure
+    assert str(async_plain) == str(sync_plain)
+    assert async_failed == sync_failed
