@@ -16,7 +16,7 @@ import ssl
 import threading
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from types import SimpleNamespace
 from typing import Any
 
@@ -43,6 +43,11 @@ RuntimeFor = Callable[..., OpenAIRuntime]
 
 def _ticking(wire: SimpleNamespace, every_s: float = 0.01) -> Reply:
     return Reply.ticking(sse_frame(wire.chunk("tick ")), every_s=every_s)
+
+
+async def _collect(events: AsyncIterator[StreamEvent], into: list[StreamEvent]) -> None:
+    async for event in events:
+        into.append(event)
 
 
 def _threads_of_ours() -> set[threading.Thread]:
@@ -165,8 +170,7 @@ def test_a_set_token_stops_the_call_within_100_ms(
 
         loop.call_later(0.3, fire)
         with pytest.raises(RuntimeFailureError) as caught:
-            async for event in runtime.aexecute_streaming(wire.request(), cancel=token):
-                events.append(event)
+            await _collect(runtime.aexecute_streaming(wire.request(), cancel=token), events)
         assert time.monotonic() - set_at[0] < 0.1
         return set_at[0], caught.value
 
@@ -208,8 +212,7 @@ def test_settings_are_read_at_the_first_async_call(wire: SimpleNamespace) -> Non
     async def main() -> list[StreamEvent]:
         events: list[StreamEvent] = []
         with pytest.raises(RuntimeFailureError) as caught:
-            async for event in runtime.aexecute_streaming(wire.request()):
-                events.append(event)
+            await _collect(runtime.aexecute_streaming(wire.request()), events)
         assert caught.value.failure.code is RuntimeFailureCode.PERMANENT
         assert "MODEL_BASE_URL" in caught.value.failure.detail
         assert "MODEL_API_KEY" in caught.value.failure.detail

@@ -279,6 +279,6 @@ def trace_transport() -> Transport:
 
 def async_trace_transport() -> AsyncTransport:
     """The async HTTP transport for ingestion (same client stack as async model calls)."""
-    from templiqx_runtime_openai.async_transport import AsyncTransport  # noqa: PLC0415
+    from templiqx_runtime_openai.async_transport import AsyncTransport
 
     return AsyncTransport(_INGESTION_SOURCE)

@@ -172,7 +172,7 @@ class ChatClient:
         """The async HTTP transport (one pool per event loop), made on first use."""
         transport = self._async_transport
         if transport is None:
-            from templiqx_runtime_openai.async_transport import AsyncTransport  # noqa: PLC0415
+            from templiqx_runtime_openai.async_transport import AsyncTransport
 
             with self._lock:  # httpx2 is imported only by callers of the async twins
                 if self._async_transport is None:
