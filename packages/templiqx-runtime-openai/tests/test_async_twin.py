@@ -70,14 +70,17 @@ def test_twenty_concurrent_streams_use_no_thread(
     frames = [wire.chunk("", role="assistant")]
     frames += [wire.chunk(f"t{i} ") for i in range(30)]
     frames += [wire.chunk(finish="stop"), wire.usage_chunk()]
-    paced = [Chunk(sse_frame(frame), 0.005) for frame in frames] + [Chunk(sse_frame("[DONE]"))]
+    paced = [Chunk(sse_frame(frame), 0.04) for frame in frames] + [Chunk(sse_frame("[DONE]"))]
     server = serve(lambda _request: Reply.stream(paced))
     runtime = runtime_for(server)
     request = wire.request(structured=False, schema={"type": "string"})
     before = _threads_of_ours()
     seen: set[threading.Thread] = set()
 
-    async def one() -> list[StreamEvent]:
+    async def one(index: int) -> list[StreamEvent]:
+        # Started 25 ms apart (the loopback server's listen backlog is 5, and it accepts on
+        # one thread), and each lasts about 1.3 s: all 20 are open at once.
+        await asyncio.sleep(index * 0.025)
         events: list[StreamEvent] = []
         async for event in runtime.aexecute_streaming(request):
             events.append(event)
@@ -85,10 +88,10 @@ def test_twenty_concurrent_streams_use_no_thread(
         return events
 
     async def main() -> list[list[StreamEvent]]:
-        return await asyncio.gather(*(one() for _ in range(20)))
+        return await asyncio.gather(*(one(index) for index in range(20)))
 
     results = asyncio.run(main())
-    assert seen == set()  # not one thread started for 20 concurrent streams
+    assert seen == set(), sorted(t.name for t in seen)  # no thread for 20 concurrent streams
     for events in results:
         assert len(events) == 31
         assert isinstance(events[-1], Complete)
