@@ -65,31 +65,42 @@ class _SyncOnly(RuntimeAdapter):
 
 
 class _Threads:
-    """The threads alive beyond those of the process before the service was made."""
+    """Threads by the side that started them: one first seen during a side's round is its.
+
+    The sides run one after the other and a pool's threads outlive their round, so a thread
+    is attributed once, to the side running when it first appeared; :attr:`most` is the most
+    of a side's own threads alive at once.
+    """
 
     def __init__(self) -> None:
-        self._before = {thread.ident for thread in threading.enumerate()}
-        self.most = 0
-        self.names: set[str] = set()
+        self._owner: dict[int, str] = {t.ident or 0: "process" for t in threading.enumerate()}
+        self.most: dict[str, int] = {}
+        self.names: dict[str, set[str]] = {}
 
-    def look(self) -> None:
-        extra = [t for t in threading.enumerate() if t.ident not in self._before]
-        self.most = max(self.most, len(extra))
-        self.names.update(t.name.rstrip("0123456789_").rstrip("-") for t in extra)
+    def look(self, side: str) -> None:
+        own = []
+        for thread in threading.enumerate():
+            owner = self._owner.setdefault(thread.ident or 0, side)
+            if owner == side:
+                own.append(thread)
+        self.most[side] = max(self.most.get(side, 0), len(own))
+        names = self.names.setdefault(side, set())
+        names.update(t.name.rstrip("0123456789_").rstrip("-") for t in own)
 
 
-async def _probe(done: asyncio.Event, lags: list[float], threads: _Threads) -> None:
+async def _probe(done: asyncio.Event, lags: list[float], threads: _Threads, side: str) -> None:
     while not done.is_set():
         before = time.perf_counter()
         await asyncio.sleep(0.001)
         lags.append(max(0.0, time.perf_counter() - before - 0.001))
-        threads.look()
+        threads.look(side)
 
 
-async def _round(streams: list[Any], threads: _Threads) -> tuple[list[Any], float]:
+async def _round(streams: list[Any], threads: _Threads, side: str) -> tuple[list[Any], float]:
     done = asyncio.Event()
     lags: list[float] = []
-    probe = asyncio.create_task(_probe(done, lags, threads))
+    threads.look(side)
+    probe = asyncio.create_task(_probe(done, lags, threads, side))
     results = await asyncio.gather(*(stream() for stream in streams))
     done.set()
     await probe
@@ -107,7 +118,7 @@ def run(settings: Settings) -> list[Comparison]:
     )
     expected = expected_summary(DELTAS)
     with _Server(DELTAS) as server:
-        threads = {"templiqx": _Threads(), "worker_path": _Threads(), "sdk": _Threads()}
+        threads = _Threads()
         service = service_for(settings.scratch / "p11", server.base_url)
         sync_only = _SyncOnly(
             OpenAIRuntime(
@@ -152,7 +163,7 @@ def run(settings: Settings) -> list[Comparison]:
         }
 
         def side(name: str) -> float:
-            results, p99 = asyncio.run(_round([sides[name]] * STREAMS, threads[name]))
+            results, p99 = asyncio.run(_round([sides[name]] * STREAMS, threads, name))
             for count, text, ok in results:
                 check(ok, "a templiqx stream ended not ok")
                 check(count == DELTAS, f"{count} deltas instead of {DELTAS}")
@@ -175,10 +186,11 @@ def run(settings: Settings) -> list[Comparison]:
             "worker_path_lag_p99_ms": round(statistics.median(lags["worker_path"]) * 1000, 2),
             "target_lag_p99_ms": TARGET_LAG_S * 1000,
             "target_met": statistics.median(ours) < TARGET_LAG_S,
-            "threads_used": threads["templiqx"].most,
-            "thread_names": sorted(threads["templiqx"].names),
-            "asyncopenai_threads_used": threads["sdk"].most,
-            "worker_path_threads_used": threads["worker_path"].most,
+            "threads_used": threads.most.get("templiqx", 0),
+            "thread_names": sorted(threads.names.get("templiqx", ())),
+            "asyncopenai_threads_used": threads.most.get("sdk", 0),
+            "worker_path_threads_used": threads.most.get("worker_path", 0),
+            "worker_path_thread_names": sorted(threads.names.get("worker_path", ())),
             "worker_pool_bound": service._pool.max_threads,
         }
         pooled.close()
