@@ -25,6 +25,10 @@ thread: every wait is an ``await`` on the loop.
   :meth:`AsyncTransport.close` from synchronous code — on the loop by asyncio's async-generator
   finaliser.
 
+Secrets never reach a log line: httpcore2's DEBUG trace logs response headers as the server
+sent them (a hostile server may echo the key there), so the httpx2 and httpcore2 loggers carry
+a filter that redacts the secrets of every live client's :class:`~.server_errors.Redactor`.
+
 Redirects are never followed; ``Authorization`` is a plain header (no ``.netrc`` lookup); proxy
 variables from the environment are honoured (``trust_env``); compressed bodies are decoded (a
 broken encoding is ``TQX_RUNTIME_INVALID_RESPONSE``). Connecting to a host name resolves it on
@@ -34,6 +38,7 @@ the loop's default executor (asyncio's bounded, shared pool); an IP address need
 from __future__ import annotations
 
 import asyncio
+import logging
 import ssl
 import threading
 import weakref
@@ -44,6 +49,7 @@ import httpx2
 
 from templiqx_ports import CancelToken, RuntimeFailureCode, RuntimeFailureError
 from templiqx_runtime_openai.failures import Detail, FailureSource
+from templiqx_runtime_openai.server_errors import Redactor
 from templiqx_runtime_openai.transport import DRAIN_BYTES, DRAIN_S, AbortReason
 
 __all__ = ["POLL_S", "AsyncCall", "AsyncTransport", "transport_failure"]
@@ -54,6 +60,46 @@ POLL_S: Final = 0.05
 """How often a call's cancel token is looked at (cancellation is noticed within this)."""
 KEEP_ALIVE: Final = 20
 """Idle connections kept per event loop."""
+
+
+_HTTP_LOGGERS: Final = (
+    "httpx2",
+    "httpcore2.connection",
+    "httpcore2.http11",
+    "httpcore2.http2",
+    "httpcore2.proxy",
+    "httpcore2.socks",
+)
+
+
+class _SecretsFilter(logging.Filter):
+    """Redacts the secrets of every registered redactor from httpx2/httpcore2 log records."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._redactors: weakref.WeakSet[Redactor] = weakref.WeakSet()
+        self._lock = threading.Lock()
+
+    def register(self, redactor: Redactor) -> None:
+        with self._lock:
+            self._redactors.add(redactor)
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        with self._lock:
+            redactors = list(self._redactors)
+        if redactors:
+            message = record.getMessage()
+            shown = message
+            for redactor in redactors:
+                shown = redactor.redact(shown)
+            if shown != message:
+                record.msg, record.args = shown, None
+        return True
+
+
+_secrets_filter: Final = _SecretsFilter()
+for _name in _HTTP_LOGGERS:
+    logging.getLogger(_name).addFilter(_secrets_filter)
 
 
 def _in_chain(error: BaseException | None, kind: type[BaseException]) -> bool:
@@ -292,6 +338,8 @@ class AsyncTransport:
 
     def __init__(self, source: FailureSource) -> None:
         self.source = source
+        if source.redactor is not None:
+            _secrets_filter.register(source.redactor)
         self._pools: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Pool] = (
             weakref.WeakKeyDictionary()
         )
