@@ -1,8 +1,9 @@
 """The iterator and async stream APIs over the OpenAI runtime and a loopback SSE server.
 
-The OpenAI runtime is synchronous (it has no async twin yet), so both APIs run it on the
-service's worker pool. Leaving the stream early or cancelling the consuming task must stop the
-runtime within 100 ms and close its HTTP connection — observed from the server's side.
+The iterator runs the OpenAI runtime's synchronous port on the service's worker pool; the async
+stream awaits its native async twin on the event loop. Leaving the stream early or cancelling the
+consuming task must stop the runtime within 100 ms and close its HTTP connection — observed from
+the server's side.
 """
 
 from __future__ import annotations

@@ -4,10 +4,15 @@ The ingestion schema is built from the reference copy of Langfuse's OpenAPI docu
 (``../shared/reference/langfuse/openapi.yml``): the inline request body of
 ``POST /api/public/ingestion`` with every ``#/components/schemas/*`` reference pointed at a
 ``$defs`` copy, and OpenAPI 3.0's ``nullable: true`` rewritten as ``anyOf [..., null]``.
+
+``twin`` runs a test body on both twins of the runtime: the synchronous port, and the native
+async one (``aexecute`` and the async port's default projection ``aexecute_streaming``) driven
+on one event loop kept for the test.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -17,7 +22,15 @@ import pytest
 import yaml
 
 from templiqx_conformance.loopback import LoopbackServer, Reply, Script
-from templiqx_contracts import COMPILER_ID, CompiledInteraction, CompiledMessage, ExecutionRequest
+from templiqx_contracts import (
+    COMPILER_ID,
+    CompiledInteraction,
+    CompiledMessage,
+    Complete,
+    ExecutionReceipt,
+    ExecutionRequest,
+)
+from templiqx_ports import StreamSink
 from templiqx_runtime_langfuse import LangfuseRuntime, LangfuseSettings, PayloadPolicy
 from templiqx_runtime_openai import OpenAISettings
 
@@ -174,3 +187,44 @@ def lf() -> Any:
         completion=completion,
         accepted=accepted,
     )
+
+
+class Twin:
+    """The sync port, or the async twin driven from the test's thread (see the docstring)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self._runner = asyncio.Runner() if name == "async" else None
+
+    def execute(self, runtime: LangfuseRuntime, request: ExecutionRequest) -> ExecutionReceipt:
+        if self._runner is None:
+            return runtime.execute(request)
+        return self._runner.run(runtime.aexecute(request))
+
+    def execute_streaming(
+        self, runtime: LangfuseRuntime, request: ExecutionRequest, sink: StreamSink
+    ) -> ExecutionReceipt:
+        if self._runner is None:
+            return runtime.execute_streaming(request, sink)
+
+        async def drive() -> ExecutionReceipt:
+            receipt: ExecutionReceipt | None = None
+            async for event in runtime.aexecute_streaming(request):
+                sink(event)
+                if isinstance(event, Complete):
+                    receipt = event.receipt
+            assert receipt is not None
+            return receipt
+
+        return self._runner.run(drive())
+
+    def close(self) -> None:
+        if self._runner is not None:
+            self._runner.close()
+
+
+@pytest.fixture(params=["sync", "async"])
+def twin(request: pytest.FixtureRequest) -> Iterator[Twin]:
+    driver = Twin(request.param)
+    yield driver
+    driver.close()

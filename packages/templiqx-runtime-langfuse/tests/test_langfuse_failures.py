@@ -3,7 +3,8 @@
 ``execute_streaming`` keeps the port's default projection, so every row must raise the very
 failure ``execute`` raises — attributed to ``templiqx-runtime-langfuse`` — and emit exactly one
 ``Failed`` equal to it. Each call still sends its best-effort failure trace, which carries the
-code as its status.
+code as its status. Every row runs on both twins (``twin``): the async one awaits the model
+call and the trace on the event loop.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from templiqx_conformance.loopback import LoopbackServer, Reply
 from templiqx_contracts import Failed
 from templiqx_ports import RuntimeFailureCode, RuntimeFailureError
 from templiqx_runtime_langfuse import LangfuseRuntime
+
+from .conftest import Twin
 
 Serve = Callable[..., LoopbackServer]
 RuntimeFor = Callable[..., LangfuseRuntime]
@@ -126,7 +129,7 @@ def _closed_port_url() -> str:
 
 @pytest.mark.parametrize("case", list(CASES))
 def test_failure_mapping_on_execute_and_the_default_projection(
-    case: str, serve: Serve, runtime_for: RuntimeFor, lf: SimpleNamespace
+    twin: Twin, case: str, serve: Serve, runtime_for: RuntimeFor, lf: SimpleNamespace
 ) -> None:
     reply, code, retry, detail, timeout_ms = CASES[case]
     server = serve([reply, reply] if reply is not None else None)
@@ -134,11 +137,11 @@ def test_failure_mapping_on_execute_and_the_default_projection(
     runtime = runtime_for(model, langfuse_host=server.base_url, model_timeout_ms=timeout_ms)
 
     with pytest.raises(RuntimeFailureError) as caught:
-        runtime.execute(lf.request())
+        twin.execute(runtime, lf.request())
     plain = caught.value
     events: list[Any] = []
     with pytest.raises(RuntimeFailureError) as caught:
-        runtime.execute_streaming(lf.request(), events.append)
+        twin.execute_streaming(runtime, lf.request(), events.append)
     streamed = caught.value
 
     assert plain.failure == streamed.failure

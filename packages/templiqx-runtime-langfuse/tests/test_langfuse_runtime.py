@@ -1,4 +1,4 @@
-"""LangfuseRuntime against a loopback model and a loopback Langfuse."""
+"""LangfuseRuntime against a loopback model and a loopback Langfuse (both twins: ``twin``)."""
 
 from __future__ import annotations
 
@@ -22,6 +22,8 @@ from templiqx_runtime_langfuse import (
     TraceRecord,
     build_batch,
 )
+
+from .conftest import Twin
 
 Serve = Callable[..., LoopbackServer]
 RuntimeFor = Callable[..., LangfuseRuntime]
@@ -63,6 +65,7 @@ def test_the_ingestion_schema_is_strict_enough_to_fail(ingestion_validator: Any)
 
 @pytest.mark.parametrize("policy", POLICIES)
 def test_success_is_traced_and_the_body_matches_the_openapi_schema(
+    twin: Twin,
     policy: PayloadPolicy,
     serve: Serve,
     runtime_for: RuntimeFor,
@@ -74,7 +77,7 @@ def test_success_is_traced_and_the_body_matches_the_openapi_schema(
     runtime = runtime_for(server, policy=policy)
     request = lf.request()
     before = time.time()
-    receipt = runtime.execute(request)
+    receipt = twin.execute(runtime, request)
 
     assert receipt.adapter.id == "templiqx-runtime-langfuse"
     assert receipt.adapter.version == "0.2.0"
@@ -134,6 +137,7 @@ def test_success_is_traced_and_the_body_matches_the_openapi_schema(
 
 @pytest.mark.parametrize("policy", POLICIES)
 def test_failures_are_traced_with_the_code_as_status_and_still_raised(
+    twin: Twin,
     policy: PayloadPolicy,
     serve: Serve,
     runtime_for: RuntimeFor,
@@ -143,7 +147,7 @@ def test_failures_are_traced_with_the_code_as_status_and_still_raised(
     server = serve(Reply.error(429, headers=[("Retry-After", "2")]))
     runtime = runtime_for(server, policy=policy)
     with pytest.raises(RuntimeFailureError) as caught:
-        runtime.execute(lf.request())
+        twin.execute(runtime, lf.request())
     failure = caught.value.failure
     assert failure.code is RuntimeFailureCode.RATE_LIMITED
     assert failure.retry_after_ms == 2000
@@ -164,10 +168,10 @@ def test_failures_are_traced_with_the_code_as_status_and_still_raised(
 
 
 def test_schema_invalid_output_is_traced_and_returned(
-    serve: Serve, runtime_for: RuntimeFor, lf: SimpleNamespace, ingestion_validator: Any
+    twin: Twin, serve: Serve, runtime_for: RuntimeFor, lf: SimpleNamespace, ingestion_validator: Any
 ) -> None:
     server = serve(Reply.json(lf.completion('{"ok":"yes"}', usage=False)))
-    receipt = runtime_for(server).execute(lf.request())
+    receipt = twin.execute(runtime_for(server), lf.request())
     assert receipt.output_schema_valid is False
     (trace_call,) = ingested(server, lf)
     assert_valid(ingestion_validator, trace_call.json)
@@ -194,6 +198,7 @@ def _closed_port_url() -> str:
     ],
 )
 def test_trace_problems_never_fail_the_execution(
+    twin: Twin,
     case: str,
     expected: str,
     serve: Serve,
@@ -217,7 +222,7 @@ def test_trace_problems_never_fail_the_execution(
     runtime = runtime_for(server, langfuse_host=host, trace_timeout_ms=300)
     caplog.set_level(logging.WARNING, logger="templiqx_runtime_langfuse")
     started = time.monotonic()
-    receipt = runtime.execute(lf.request())
+    receipt = twin.execute(runtime, lf.request())
     assert time.monotonic() - started < 1.5
     assert receipt.output == {"ok": True}
     records = [r for r in caplog.records if r.name == "templiqx_runtime_langfuse"]
@@ -231,17 +236,17 @@ def test_trace_problems_never_fail_the_execution(
 
 
 def test_default_streaming_projection_is_one_terminal_event(
-    serve: Serve, runtime_for: RuntimeFor, lf: SimpleNamespace
+    twin: Twin, serve: Serve, runtime_for: RuntimeFor, lf: SimpleNamespace
 ) -> None:
     server = serve([Reply.json(lf.completion('{"ok":true}')), Reply.error(503)])
     runtime = runtime_for(server)
     events: list[Any] = []
-    receipt = runtime.execute_streaming(lf.request(), events.append)
+    receipt = twin.execute_streaming(runtime, lf.request(), events.append)
     assert events == [Complete.of(receipt)]
 
     events.clear()
     with pytest.raises(RuntimeFailureError) as caught:
-        runtime.execute_streaming(lf.request(), events.append)
+        twin.execute_streaming(runtime, lf.request(), events.append)
     assert events == [Failed(code="TQX_RUNTIME_UNAVAILABLE", message=str(caught.value))]
     assert len(ingested(server, lf)) == 2
 

@@ -3,14 +3,20 @@
 Every server is a :class:`templiqx_conformance.loopback.LoopbackServer` on 127.0.0.1 with an
 ephemeral port, started by the ``serve`` fixture and stopped at teardown. The kit is a test-only
 dependency here (the workspace installs it); the runtime itself never imports it.
+
+The ``twin`` fixture runs one test body against both twins of the runtime (as openai-python's
+tests do): the synchronous port (``execute`` / ``execute_streaming``) and the native async one
+(``aexecute`` / ``aexecute_streaming``), the latter driven from the test's thread on one event
+loop kept for the whole test.
 """
 
 from __future__ import annotations
 
+import asyncio
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Coroutine, Iterator
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 
@@ -19,10 +25,13 @@ from templiqx_contracts import (
     COMPILER_ID,
     CompiledInteraction,
     CompiledMessage,
+    Complete,
+    ExecutionReceipt,
     ExecutionRequest,
     StreamEvent,
 )
-from templiqx_runtime_openai import OpenAIRuntime, OpenAISettings
+from templiqx_ports import CancelToken, StreamSink
+from templiqx_runtime_openai import ChatClient, ChatResult, OpenAIRuntime, OpenAISettings
 
 CANARY_KEY = "sk-canary-openai-4d1f0a9be37c"
 """A model API key that must never appear in any receipt, event, error or log line."""
@@ -237,3 +246,92 @@ def runtime_for() -> Iterator[Callable[..., OpenAIRuntime]]:
     yield build
     for runtime in runtimes:
         runtime.close()
+
+
+T = TypeVar("T")
+
+
+class Twin:
+    """One twin of the runtime behind the synchronous call shapes the tests are written in.
+
+    ``sync`` calls the port's methods. ``async`` awaits ``aexecute`` / drives
+    ``aexecute_streaming`` (and the client's ``acomplete``) on an event loop that lives as long
+    as the test, so connection reuse spans calls as it does in a host; events go to the sink on
+    the test's thread as they arrive; a failure is the ``Failed`` event, then the raised error;
+    a sink that raises closes the iterator (cancelling the call) and propagates.
+    """
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self._runner = asyncio.Runner() if name == "async" else None
+
+    def __repr__(self) -> str:
+        return f"Twin({self.name})"
+
+    @property
+    def is_async(self) -> bool:
+        return self._runner is not None
+
+    def run(self, coroutine: Coroutine[Any, Any, T]) -> T:
+        """Run ``coroutine`` on the twin's event loop (async twin only)."""
+        assert self._runner is not None
+        return self._runner.run(coroutine)
+
+    def execute(self, runtime: OpenAIRuntime, request: ExecutionRequest) -> ExecutionReceipt:
+        if self._runner is None:
+            return runtime.execute(request)
+        return self.run(runtime.aexecute(request))
+
+    def execute_streaming(
+        self,
+        runtime: OpenAIRuntime,
+        request: ExecutionRequest,
+        sink: StreamSink,
+        *,
+        cancel: CancelToken | None = None,
+    ) -> ExecutionReceipt:
+        if self._runner is None:
+            return runtime.execute_streaming(request, sink, cancel=cancel)
+        return self.run(self._drive(runtime, request, sink, cancel))
+
+    @staticmethod
+    async def _drive(
+        runtime: OpenAIRuntime,
+        request: ExecutionRequest,
+        sink: StreamSink,
+        cancel: CancelToken | None,
+    ) -> ExecutionReceipt:
+        events = runtime.aexecute_streaming(request, cancel=cancel)
+        receipt: ExecutionReceipt | None = None
+        try:
+            async for event in events:
+                sink(event)
+                if isinstance(event, Complete):
+                    receipt = event.receipt
+        finally:
+            await events.aclose()  # type: ignore[attr-defined]
+        assert receipt is not None, "the stream ended without a terminal event"
+        return receipt
+
+    def complete(
+        self,
+        client: ChatClient,
+        interaction: CompiledInteraction,
+        *,
+        cancel: CancelToken | None = None,
+    ) -> ChatResult:
+        if self._runner is None:
+            return client.complete(interaction, cancel=cancel)
+        return self.run(client.acomplete(interaction, cancel=cancel))
+
+    def close(self) -> None:
+        if self._runner is not None:
+            self._runner.close()
+
+
+@pytest.fixture(params=["sync", "async"])
+def twin(request: pytest.FixtureRequest) -> Iterator[Twin]:
+    """Each of the runtime's twins in turn (see :class:`Twin`)."""
+    driver = Twin(request.param)
+    yield driver
+    driver.close()

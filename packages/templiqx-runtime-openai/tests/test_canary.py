@@ -1,4 +1,5 @@
-"""Canary credentials never appear in receipts, events, errors or logs (DECISIONS 10)."""
+"""Canary credentials never appear in receipts, events, errors or logs (DECISIONS 10), on both
+twins of the runtime (``twin``)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,8 @@ from templiqx_conformance.loopback import LoopbackServer, RecordedRequest, Reply
 from templiqx_contracts import canonical_json, encode_stream_event
 from templiqx_ports import RuntimeFailureError
 from templiqx_runtime_openai import OpenAIRuntime
+
+from .conftest import Twin
 
 Serve = Callable[..., LoopbackServer]
 RuntimeFor = Callable[..., OpenAIRuntime]
@@ -48,6 +51,7 @@ def echoing(wire: SimpleNamespace) -> Callable[[RecordedRequest], Reply]:
 
 
 def test_canary_key_never_leaves_the_process(
+    twin: Twin,
     serve: Serve,
     runtime_for: RuntimeFor,
     wire: SimpleNamespace,
@@ -65,9 +69,9 @@ def test_canary_key_never_leaves_the_process(
             cancel = threading.Event()
             try:
                 if streaming:
-                    receipt = runtime.execute_streaming(wire.request(), sink, cancel=cancel)
+                    receipt = twin.execute_streaming(runtime, wire.request(), sink, cancel=cancel)
                 else:
-                    receipt = runtime.execute(wire.request())
+                    receipt = twin.execute(runtime, wire.request())
                 seen.append(canonical_json(receipt).decode())
                 seen.append(repr(receipt))
             except RuntimeFailureError as error:

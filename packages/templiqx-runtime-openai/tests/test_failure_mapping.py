@@ -1,5 +1,6 @@
 """The failure table (adapters.md §4.5 as decided in docs/decisions/live-adapters.md), row by row,
-on BOTH paths: every row is served once to ``execute`` and once to ``execute_streaming``, and each
+on BOTH paths of BOTH twins (sync and async, one test body: the ``twin`` fixture): every row is
+served once to ``execute`` and once to ``execute_streaming``, and each
 raised failure is checked for code, retryability, ``retry_after_ms``, detail, the server's own
 message (shown, sanitised, only where it is an error message: DECISIONS 20) and the server's
 address; the streamed one must also end the stream in a ``Failed`` equal to it. Where the two
@@ -22,6 +23,8 @@ from templiqx_conformance.loopback import LoopbackServer, Reply, sse_frame
 from templiqx_contracts import Failed
 from templiqx_ports import RuntimeFailureCode, RuntimeFailureError, validate_event_order
 from templiqx_runtime_openai import Detail, OpenAIRuntime
+
+from .conftest import Twin
 
 Serve = Callable[..., LoopbackServer]
 RuntimeFor = Callable[..., OpenAIRuntime]
@@ -270,7 +273,7 @@ def test_every_row_is_run(wire: SimpleNamespace) -> None:
 
 @pytest.mark.parametrize("case", ROWS)
 def test_failure_mapping_on_both_paths(
-    case: str, serve: Serve, runtime_for: RuntimeFor, wire: SimpleNamespace
+    case: str, twin: Twin, serve: Serve, runtime_for: RuntimeFor, wire: SimpleNamespace
 ) -> None:
     row = _rows(wire)[case]
     if row.plain is None or row.streamed is None:
@@ -280,9 +283,9 @@ def test_failure_mapping_on_both_paths(
     runtime = runtime_for(target, **row.settings)
     details = row.detail if isinstance(row.detail, tuple) else (row.detail, row.detail)
 
-    plain = _failure_of(lambda: runtime.execute(wire.request()))
+    plain = _failure_of(lambda: twin.execute(runtime, wire.request()))
     sink = wire.Collector()
-    streamed = _failure_of(lambda: runtime.execute_streaming(wire.request(), sink))
+    streamed = _failure_of(lambda: twin.execute_streaming(runtime, wire.request(), sink))
 
     for error, detail in zip((plain, streamed), details, strict=True):
         failure = error.failure
@@ -309,7 +312,7 @@ def test_failure_mapping_on_both_paths(
 
 
 def test_cancellation_on_both_client_paths(
-    serve: Serve, runtime_for: RuntimeFor, wire: SimpleNamespace
+    twin: Twin, serve: Serve, runtime_for: RuntimeFor, wire: SimpleNamespace
 ) -> None:
     """``execute`` takes no token (the port's signature); the client's non-streamed call does,
     and cancels like the streamed one: already set → nothing sent; set while the server is
@@ -319,9 +322,11 @@ def test_cancellation_on_both_client_paths(
     interaction = wire.interaction()
     done = threading.Event()
     done.set()
-    plain = _failure_of(lambda: runtime.client.complete(interaction, cancel=done))
+    plain = _failure_of(lambda: twin.complete(runtime.client, interaction, cancel=done))
     sink = wire.Collector()
-    streamed = _failure_of(lambda: runtime.execute_streaming(wire.request(), sink, cancel=done))
+    streamed = _failure_of(
+        lambda: twin.execute_streaming(runtime, wire.request(), sink, cancel=done)
+    )
     assert plain.failure == streamed.failure
     assert plain.failure.code is RuntimeFailureCode.CANCELLED
     assert plain.failure.detail == Detail.CANCELLED
@@ -331,8 +336,10 @@ def test_cancellation_on_both_client_paths(
 
     errors = []
     for call in (
-        lambda token: runtime.client.complete(interaction, cancel=token),
-        lambda token: runtime.execute_streaming(wire.request(), wire.Collector(), cancel=token),
+        lambda token: twin.complete(runtime.client, interaction, cancel=token),
+        lambda token: twin.execute_streaming(
+            runtime, wire.request(), wire.Collector(), cancel=token
+        ),
     ):
         token = threading.Event()
         threading.Timer(0.2, token.set).start()
@@ -343,7 +350,7 @@ def test_cancellation_on_both_client_paths(
 
 
 def test_size_bound_is_inclusive_on_both_paths(
-    serve: Serve, runtime_for: RuntimeFor, wire: SimpleNamespace
+    twin: Twin, serve: Serve, runtime_for: RuntimeFor, wire: SimpleNamespace
 ) -> None:
     """``execute`` bounds the body, ``execute_streaming`` the assembled output (UTF-8 bytes):
     exactly the limit is accepted, one byte more is ``TQX_RUNTIME_INVALID_RESPONSE``."""
@@ -366,12 +373,44 @@ def test_size_bound_is_inclusive_on_both_paths(
     runtime = runtime_for(server, max_response_bytes=limit)
     request = wire.request(structured=False, schema={"type": "string"})
     assert len(body(fits)) == limit
-    assert runtime.execute(request).output == "x" * fits
-    assert runtime.execute_streaming(request, wire.Collector()).output == wide + "x" * 500
-    plain = _failure_of(lambda: runtime.execute(request))
+    assert twin.execute(runtime, request).output == "x" * fits
+    assert twin.execute_streaming(runtime, request, wire.Collector()).output == wide + "x" * 500
+    plain = _failure_of(lambda: twin.execute(runtime, request))
     sink = wire.Collector()
-    streamed = _failure_of(lambda: runtime.execute_streaming(request, sink))
+    streamed = _failure_of(lambda: twin.execute_streaming(runtime, request, sink))
     assert plain.failure == streamed.failure
     assert plain.failure.code is INVALID
     assert plain.failure.detail == Detail.response_limit(limit)
     assert sink.kinds == ["Delta", "Failed"]
+
+
+@pytest.mark.parametrize("case", ROWS)
+def test_the_twins_raise_identical_failures(
+    case: str, serve: Serve, runtime_for: RuntimeFor, wire: SimpleNamespace
+) -> None:
+    """For the same loopback answers the sync and the async twin raise equal failures (code,
+    detail, fingerprint, server message, remedy) with the same text, and end their streams in
+    the same ``Failed``."""
+    row = _rows(wire)[case]
+    if row.plain is None or row.streamed is None:
+        target: Any = _closed_port()
+    else:
+        target = serve([row.plain, row.streamed] * 2)  # one server, so one host:port
+    failures: list[tuple[RuntimeFailureError, RuntimeFailureError, Failed]] = []
+    for name in ("sync", "async"):
+        twin = Twin(name)
+        try:
+            runtime = runtime_for(target, **row.settings)
+            plain = _failure_of(lambda: twin.execute(runtime, wire.request()))  # noqa: B023
+            sink = wire.Collector()
+            streamed = _failure_of(
+                lambda: twin.execute_streaming(runtime, wire.request(), sink)  # noqa: B023
+            )
+            failures.append((plain, streamed, sink.events[-1]))
+        finally:
+            twin.close()
+    (sync_plain, sync_streamed, sync_failed), (async_plain, async_streamed, async_failed) = failures
+    assert async_plain.failure == sync_plain.failure
+    assert async_streamed.failure == sync_streamed.failure
+    assert str(async_plain) == str(sync_plain)
+    assert async_failed == sync_failed

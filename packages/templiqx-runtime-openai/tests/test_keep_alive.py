@@ -4,7 +4,8 @@ The kit's loopback server closes every connection, so these tests run their own 
 keep-alive server on 127.0.0.1 (ephemeral port, stopped at teardown) that counts the TCP
 connections it accepts. Sequential calls on one thread share one connection when every
 response was read to its end; a cancelled, partly read or slow-to-finish response is discarded
-and the next call connects again.
+and the next call connects again. Every test runs on both twins (``twin``): the async one keeps
+one event loop for the whole test, whose connection pool is the one reused.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ import pytest
 
 from templiqx_ports import RuntimeFailureCode, RuntimeFailureError
 from templiqx_runtime_openai import OpenAIRuntime, OpenAISettings
+
+from .conftest import Twin
 
 KEY = "sk-keep-alive-canary-77a0"
 
@@ -120,60 +123,60 @@ def runtime(keep_alive: KeepAliveServer) -> Iterator[OpenAIRuntime]:
     runtime.close()
 
 
-def _stream(runtime: OpenAIRuntime, wire: SimpleNamespace, **options: Any) -> Any:
-    return runtime.execute_streaming(wire.request(), wire.Collector(), **options)
+def _stream(twin: Twin, runtime: OpenAIRuntime, wire: SimpleNamespace, **options: Any) -> Any:
+    return twin.execute_streaming(runtime, wire.request(), wire.Collector(), **options)
 
 
 def test_sequential_streamed_calls_share_one_connection(
-    keep_alive: KeepAliveServer, runtime: OpenAIRuntime, wire: SimpleNamespace
+    twin: Twin, keep_alive: KeepAliveServer, runtime: OpenAIRuntime, wire: SimpleNamespace
 ) -> None:
     for _ in range(6):
-        assert _stream(runtime, wire).output == {"ok": True}
-    assert runtime.execute(wire.request()).output == {"ok": True}
+        assert _stream(twin, runtime, wire).output == {"ok": True}
+    assert twin.execute(runtime, wire.request()).output == {"ok": True}
     assert (keep_alive.requests, keep_alive.connections) == (7, 1)
 
 
 def test_an_error_answer_read_to_its_end_keeps_the_connection(
-    keep_alive: KeepAliveServer, runtime: OpenAIRuntime, wire: SimpleNamespace
+    twin: Twin, keep_alive: KeepAliveServer, runtime: OpenAIRuntime, wire: SimpleNamespace
 ) -> None:
     keep_alive.mode = "401"
     with pytest.raises(RuntimeFailureError) as caught:
-        _stream(runtime, wire)
+        _stream(twin, runtime, wire)
     assert caught.value.failure.provider_message == "bad key"
     keep_alive.mode = "ok"
-    assert _stream(runtime, wire).output == {"ok": True}
+    assert _stream(twin, runtime, wire).output == {"ok": True}
     assert (keep_alive.requests, keep_alive.connections) == (2, 1)
 
 
 def test_a_cancelled_stream_is_discarded(
-    keep_alive: KeepAliveServer, runtime: OpenAIRuntime, wire: SimpleNamespace
+    twin: Twin, keep_alive: KeepAliveServer, runtime: OpenAIRuntime, wire: SimpleNamespace
 ) -> None:
-    assert _stream(runtime, wire).output == {"ok": True}
+    assert _stream(twin, runtime, wire).output == {"ok": True}
     keep_alive.mode = "endless"
     cancel = threading.Event()
     threading.Timer(0.3, cancel.set).start()
     with pytest.raises(RuntimeFailureError) as caught:
-        _stream(runtime, wire, cancel=cancel)
+        _stream(twin, runtime, wire, cancel=cancel)
     assert caught.value.failure.code is RuntimeFailureCode.CANCELLED
     keep_alive.mode = "ok"
-    assert _stream(runtime, wire).output == {"ok": True}
+    assert _stream(twin, runtime, wire).output == {"ok": True}
     assert keep_alive.connections == 2  # the cancelled one was never reused
 
 
 def test_a_stream_whose_end_comes_late_is_not_waited_for(
-    keep_alive: KeepAliveServer, runtime: OpenAIRuntime, wire: SimpleNamespace
+    twin: Twin, keep_alive: KeepAliveServer, runtime: OpenAIRuntime, wire: SimpleNamespace
 ) -> None:
     keep_alive.mode = "slow_end"
     started = time.monotonic()
-    assert _stream(runtime, wire).output == {"ok": True}
+    assert _stream(twin, runtime, wire).output == {"ok": True}
     assert time.monotonic() - started < 0.9  # the drain gives up after DRAIN_S (0.25 s)
     keep_alive.mode = "ok"
-    assert _stream(runtime, wire).output == {"ok": True}
+    assert _stream(twin, runtime, wire).output == {"ok": True}
     assert keep_alive.connections == 2
 
 
 def test_a_sink_that_raises_discards_the_connection(
-    keep_alive: KeepAliveServer, runtime: OpenAIRuntime, wire: SimpleNamespace
+    twin: Twin, keep_alive: KeepAliveServer, runtime: OpenAIRuntime, wire: SimpleNamespace
 ) -> None:
     class SinkBrokeError(Exception):
         pass
@@ -182,6 +185,6 @@ def test_a_sink_that_raises_discards_the_connection(
         raise SinkBrokeError
 
     with pytest.raises(SinkBrokeError):
-        runtime.execute_streaming(wire.request(), sink)
-    assert _stream(runtime, wire).output == {"ok": True}
+        twin.execute_streaming(runtime, wire.request(), sink)
+    assert _stream(twin, runtime, wire).output == {"ok": True}
     assert keep_alive.connections == 2

@@ -1,4 +1,8 @@
-"""The seven streaming proofs of adapters.md §6, each a named test, against a loopback server."""
+"""The seven streaming proofs of adapters.md §6, each a named test, against a loopback server.
+
+Every proof runs on both twins of the runtime (the ``twin`` fixture): the synchronous port and
+the native async one (``aexecute_streaming``), with one test body.
+"""
 
 from __future__ import annotations
 
@@ -17,15 +21,17 @@ from templiqx_contracts import Complete, Delta, Failed, ToolCallDelta, fingerpri
 from templiqx_ports import RuntimeFailureCode, RuntimeFailureError, validate_event_order
 from templiqx_runtime_openai import OpenAIRuntime, build_body
 
+from .conftest import Twin
+
 Serve = Callable[..., LoopbackServer]
 RuntimeFor = Callable[..., OpenAIRuntime]
 
 
 def run_stream(
-    runtime: OpenAIRuntime, request: Any, sink: Any, cancel: Any = None
+    twin: Twin, runtime: OpenAIRuntime, request: Any, sink: Any, cancel: Any = None
 ) -> tuple[Any, RuntimeFailureError | None]:
     try:
-        return runtime.execute_streaming(request, sink, cancel=cancel), None
+        return twin.execute_streaming(runtime, request, sink, cancel=cancel), None
     except RuntimeFailureError as error:
         return None, error
 
@@ -41,11 +47,11 @@ def assert_quiet_after_return(sink: Any, wait_s: float = 0.15) -> None:
 
 
 def test_proof_1_delta_ordering(
-    serve: Serve, runtime_for: RuntimeFor, wire: SimpleNamespace
+    twin: Twin, serve: Serve, runtime_for: RuntimeFor, wire: SimpleNamespace
 ) -> None:
     server = serve(Reply.sse(wire.content_stream('{"ok"', ":", "true}")))
     sink = wire.Collector()
-    receipt = runtime_for(server).execute_streaming(wire.request(), sink)
+    receipt = twin.execute_streaming(runtime_for(server), wire.request(), sink)
 
     validate_event_order(sink.events)
     assert sink.events[:3] == [Delta(text='{"ok"'), Delta(text=":"), Delta(text="true}")]
@@ -76,7 +82,7 @@ def interleaved_tool_stream(wire: SimpleNamespace) -> list[dict[str, Any]]:
 
 
 def test_proof_2_tool_call_fragment_assembly(
-    serve: Serve, runtime_for: RuntimeFor, wire: SimpleNamespace
+    twin: Twin, serve: Serve, runtime_for: RuntimeFor, wire: SimpleNamespace
 ) -> None:
     whole = wire.completion(
         None,
@@ -89,7 +95,7 @@ def test_proof_2_tool_call_fragment_assembly(
     server = serve([Reply.sse(interleaved_tool_stream(wire)), Reply.json(whole)])
     runtime = runtime_for(server)
     sink = wire.Collector()
-    receipt = runtime.execute_streaming(wire.request(), sink)
+    receipt = twin.execute_streaming(runtime, wire.request(), sink)
 
     validate_event_order(sink.events)
     assert sink.events[:-1] == [
@@ -107,11 +113,11 @@ def test_proof_2_tool_call_fragment_assembly(
     # Validity is computed against the contract's schema like any output (DECISIONS 7).
     assert receipt.output_schema_valid is False
     # The non-streamed message with the same calls gives the identical receipt.
-    assert runtime.execute(wire.request()) == receipt
+    assert twin.execute(runtime, wire.request()) == receipt
 
 
 def test_proof_2_unparseable_tool_arguments_are_invalid_response(
-    serve: Serve, runtime_for: RuntimeFor, wire: SimpleNamespace
+    twin: Twin, serve: Serve, runtime_for: RuntimeFor, wire: SimpleNamespace
 ) -> None:
     raw = '{"city": "RAW-ARGUMENTS-TEXT'  # never closed: not JSON
     t = wire.tool
@@ -126,9 +132,9 @@ def test_proof_2_unparseable_tool_arguments_are_invalid_response(
     server = serve([Reply.sse(frames), Reply.json(whole)])
     runtime = runtime_for(server)
     sink = wire.Collector()
-    _, streamed = run_stream(runtime, wire.request(), sink)
+    _, streamed = run_stream(twin, runtime, wire.request(), sink)
     with pytest.raises(RuntimeFailureError) as caught:
-        runtime.execute(wire.request())
+        twin.execute(runtime, wire.request())
     plain = caught.value
 
     assert streamed is not None
@@ -206,7 +212,7 @@ FAULTS = [
 
 @pytest.mark.parametrize("case", FAULTS)
 def test_proof_3_exactly_one_terminal_event(
-    case: str, serve: Serve, runtime_for: RuntimeFor, wire: SimpleNamespace
+    twin: Twin, case: str, serve: Serve, runtime_for: RuntimeFor, wire: SimpleNamespace
 ) -> None:
     reply, settings, expected = _fault_cases(wire)[case]
     server = serve(reply)
@@ -215,7 +221,7 @@ def test_proof_3_exactly_one_terminal_event(
     if expected == "cancel":
         threading.Timer(0.2, cancel.set).start()
         expected = "TQX_RUNTIME_CANCELLED"
-    receipt, error = run_stream(runtime_for(server, **settings), wire.request(), sink, cancel)
+    receipt, error = run_stream(twin, runtime_for(server, **settings), wire.request(), sink, cancel)
 
     validate_event_order(sink.events)
     terminals = [e for e in sink.events if isinstance(e, (Complete, Failed))]
@@ -267,6 +273,7 @@ def _leaky_error(status: int, headers: list[tuple[str, str]], key: str) -> Reply
     ],
 )
 def test_proof_4_failure_projection_of_http_errors(
+    twin: Twin,
     status: int,
     headers: list[tuple[str, str]],
     code: RuntimeFailureCode,
@@ -277,7 +284,7 @@ def test_proof_4_failure_projection_of_http_errors(
 ) -> None:
     server = serve(_leaky_error(status, headers, wire.CANARY_KEY))
     sink = wire.Collector()
-    _, error = run_stream(runtime_for(server), wire.request(), sink)
+    _, error = run_stream(twin, runtime_for(server), wire.request(), sink)
 
     assert error is not None
     assert error.failure.code is code
@@ -293,7 +300,7 @@ def test_proof_4_failure_projection_of_http_errors(
 
 
 def test_proof_4_failure_projection_mid_stream(
-    serve: Serve, runtime_for: RuntimeFor, wire: SimpleNamespace
+    twin: Twin, serve: Serve, runtime_for: RuntimeFor, wire: SimpleNamespace
 ) -> None:
     malformed = f'{{"error": {PROVIDER_BODY_MARKER}'
     server = serve(
@@ -308,7 +315,7 @@ def test_proof_4_failure_projection_mid_stream(
         (RuntimeFailureCode.UNAVAILABLE, 1),
     ):
         sink = wire.Collector()
-        _, error = run_stream(runtime, wire.request(), sink)
+        _, error = run_stream(twin, runtime, wire.request(), sink)
         assert error is not None
         assert error.failure.code is code
         assert sink.kinds == ["Delta"] * deltas + ["Failed"]
@@ -322,7 +329,7 @@ def test_proof_4_failure_projection_mid_stream(
 
 
 def test_proof_5_cancellation_against_a_silent_server(
-    serve: Serve, runtime_for: RuntimeFor, wire: SimpleNamespace
+    twin: Twin, serve: Serve, runtime_for: RuntimeFor, wire: SimpleNamespace
 ) -> None:
     server = serve(Reply.silence())
     cancel = threading.Event()
@@ -334,7 +341,9 @@ def test_proof_5_cancellation_against_a_silent_server(
         cancel.set()
 
     threading.Timer(0.3, trigger).start()
-    _, error = run_stream(runtime_for(server, timeout_ms=30_000), wire.request(), sink, cancel)
+    _, error = run_stream(
+        twin, runtime_for(server, timeout_ms=30_000), wire.request(), sink, cancel
+    )
     returned = time.monotonic()
 
     assert error is not None
@@ -350,7 +359,7 @@ def test_proof_5_cancellation_against_a_silent_server(
 
 
 def test_proof_5_cancellation_from_inside_the_sink_after_two_deltas(
-    serve: Serve, runtime_for: RuntimeFor, wire: SimpleNamespace
+    twin: Twin, serve: Serve, runtime_for: RuntimeFor, wire: SimpleNamespace
 ) -> None:
     ticks = (Chunk(sse_frame(wire.chunk(f"t{i} ")), 0.1) for i in itertools.count())
     server = serve(Reply.stream(ticks))
@@ -363,7 +372,9 @@ def test_proof_5_cancellation_from_inside_the_sink_after_two_deltas(
             cancel.set()
 
     sink = wire.Collector(on_event)
-    _, error = run_stream(runtime_for(server, timeout_ms=30_000), wire.request(), sink, cancel)
+    _, error = run_stream(
+        twin, runtime_for(server, timeout_ms=30_000), wire.request(), sink, cancel
+    )
     returned = time.monotonic()
 
     assert error is not None
@@ -377,14 +388,16 @@ def test_proof_5_cancellation_from_inside_the_sink_after_two_deltas(
 
 
 def test_proof_5_cancellation_after_headers_while_the_server_is_silent(
-    serve: Serve, runtime_for: RuntimeFor, wire: SimpleNamespace
+    twin: Twin, serve: Serve, runtime_for: RuntimeFor, wire: SimpleNamespace
 ) -> None:
     server = serve(Reply.stream([sse_frame(wire.chunk("first"))], after="hang"))
     cancel = threading.Event()
     threading.Timer(0.3, cancel.set).start()
     sink = wire.Collector()
     started = time.monotonic()
-    _, error = run_stream(runtime_for(server, timeout_ms=30_000), wire.request(), sink, cancel)
+    _, error = run_stream(
+        twin, runtime_for(server, timeout_ms=30_000), wire.request(), sink, cancel
+    )
     assert error is not None
     assert error.failure.code is RuntimeFailureCode.CANCELLED
     assert time.monotonic() - started < 1.3
@@ -394,13 +407,13 @@ def test_proof_5_cancellation_after_headers_while_the_server_is_silent(
 
 
 def test_proof_5_cancel_already_set_sends_nothing(
-    serve: Serve, runtime_for: RuntimeFor, wire: SimpleNamespace
+    twin: Twin, serve: Serve, runtime_for: RuntimeFor, wire: SimpleNamespace
 ) -> None:
     server = serve(Reply.sse(wire.content_stream("x")))
     cancel = threading.Event()
     cancel.set()
     sink = wire.Collector()
-    _, error = run_stream(runtime_for(server), wire.request(), sink, cancel)
+    _, error = run_stream(twin, runtime_for(server), wire.request(), sink, cancel)
     assert error is not None
     assert error.failure.code is RuntimeFailureCode.CANCELLED
     assert sink.kinds == ["Failed"]
@@ -409,14 +422,14 @@ def test_proof_5_cancel_already_set_sends_nothing(
 
 @pytest.mark.parametrize("phase", ["before_headers", "mid_stream"])
 def test_proof_5_whole_call_deadline_is_timeout(
-    phase: str, serve: Serve, runtime_for: RuntimeFor, wire: SimpleNamespace
+    twin: Twin, phase: str, serve: Serve, runtime_for: RuntimeFor, wire: SimpleNamespace
 ) -> None:
     ticks = (Chunk(sse_frame(wire.chunk("t")), 0.05) for _ in itertools.count())
     reply = Reply.silence() if phase == "before_headers" else Reply.stream(ticks)
     server = serve(reply)
     sink = wire.Collector()
     started = time.monotonic()
-    _, error = run_stream(runtime_for(server, timeout_ms=400), wire.request(), sink)
+    _, error = run_stream(twin, runtime_for(server, timeout_ms=400), wire.request(), sink)
     elapsed = time.monotonic() - started
     assert error is not None
     assert error.failure.code is RuntimeFailureCode.TIMEOUT
@@ -433,14 +446,17 @@ LIMIT = 2_097_152
 
 
 def test_proof_6_output_bound_with_many_small_frames(
-    serve: Serve, runtime_for: RuntimeFor, wire: SimpleNamespace
+    twin: Twin, serve: Serve, runtime_for: RuntimeFor, wire: SimpleNamespace
 ) -> None:
     piece = "abcdefghij" * 100  # 1000 bytes of content per frame
-    frames = 2300  # 2.3 MB of content, above the 2 MiB output bound
-    stream = (Chunk(sse_frame(wire.chunk(piece))) for _ in range(frames))
+    # 30 MB of content, far above the 2 MiB output bound — and more than the loopback socket
+    # buffers can absorb, so the server is still writing when the client stops at the bound.
+    frames = 30_000
+    frame = sse_frame(wire.chunk(piece))
+    stream = (Chunk(frame) for _ in range(frames))
     server = serve(Reply.stream(stream))
     sink = wire.Collector()
-    _, error = run_stream(runtime_for(server), wire.request(), sink)
+    _, error = run_stream(twin, runtime_for(server), wire.request(), sink)
 
     assert error is not None
     assert error.failure.code is RuntimeFailureCode.INVALID_RESPONSE
@@ -449,17 +465,18 @@ def test_proof_6_output_bound_with_many_small_frames(
     exchange = server.exchanges[0]
     assert exchange.wait(2.0)
     assert exchange.client_closed  # reading stopped at the bound, before the server finished
+    assert exchange.bytes_sent < frames * len(frame)
 
 
 def test_proof_6_one_huge_frame_without_newline(
-    serve: Serve, runtime_for: RuntimeFor, wire: SimpleNamespace
+    twin: Twin, serve: Serve, runtime_for: RuntimeFor, wire: SimpleNamespace
 ) -> None:
     total = 64 * 1024 * 1024
     server = serve(Reply.stream(filler(total, prefix=b'data: {"choices":[{"delta":{"content":"')))
     sink = wire.Collector()
     tracemalloc.start()
     try:
-        _, error = run_stream(runtime_for(server), wire.request(), sink)
+        _, error = run_stream(twin, runtime_for(server), wire.request(), sink)
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
@@ -482,7 +499,7 @@ def _padded_frame(wire: SimpleNamespace, text: str, pad: int) -> bytes:
 
 
 def test_proof_6_long_stream_large_in_raw_bytes_completes_with_bounded_memory(
-    serve: Serve, runtime_for: RuntimeFor, wire: SimpleNamespace
+    twin: Twin, serve: Serve, runtime_for: RuntimeFor, wire: SimpleNamespace
 ) -> None:
     frames = 1500
     frame = _padded_frame(wire, "ab", 16_000)
@@ -504,8 +521,10 @@ def test_proof_6_long_stream_large_in_raw_bytes_completes_with_bounded_memory(
 
     tracemalloc.start()
     try:
-        receipt = runtime_for(server, timeout_ms=30_000).execute_streaming(
-            wire.request(structured=False, schema={"type": "string"}), sink
+        receipt = twin.execute_streaming(
+            runtime_for(server, timeout_ms=30_000),
+            wire.request(structured=False, schema={"type": "string"}),
+            sink,
         )
         _, peak = tracemalloc.get_traced_memory()
     finally:
@@ -517,12 +536,12 @@ def test_proof_6_long_stream_large_in_raw_bytes_completes_with_bounded_memory(
 
 
 def test_proof_6_raw_byte_bound(
-    serve: Serve, runtime_for: RuntimeFor, wire: SimpleNamespace
+    twin: Twin, serve: Serve, runtime_for: RuntimeFor, wire: SimpleNamespace
 ) -> None:
     frame = _padded_frame(wire, "a", 1000)
     server = serve(Reply.stream([frame] * 200))
     sink = wire.Collector()
-    _, error = run_stream(runtime_for(server, max_stream_bytes=50_000), wire.request(), sink)
+    _, error = run_stream(twin, runtime_for(server, max_stream_bytes=50_000), wire.request(), sink)
     assert error is not None
     assert error.failure.code is RuntimeFailureCode.INVALID_RESPONSE
     assert error.failure.detail == "model stream exceeded 50000 byte limit"
@@ -531,7 +550,7 @@ def test_proof_6_raw_byte_bound(
 
 
 def test_proof_6_non_streamed_body_bound(
-    serve: Serve, runtime_for: RuntimeFor, wire: SimpleNamespace
+    twin: Twin, serve: Serve, runtime_for: RuntimeFor, wire: SimpleNamespace
 ) -> None:
     exact = wire.completion('{"ok":true}')
     server = serve(
@@ -544,9 +563,9 @@ def test_proof_6_non_streamed_body_bound(
     runtime = runtime_for(server)
     for _ in range(2):
         with pytest.raises(RuntimeFailureError) as caught:
-            runtime.execute(wire.request())
+            twin.execute(runtime, wire.request())
         assert caught.value.failure.detail == f"model response exceeded {LIMIT} byte limit"
-    assert runtime.execute(wire.request()).output == {"ok": True}
+    assert twin.execute(runtime, wire.request()).output == {"ok": True}
 
 
 # --- 7 ---------------------------------------------------------------------------------------
@@ -558,7 +577,12 @@ def test_proof_6_non_streamed_body_bound(
     ids=["schema_valid", "schema_invalid"],
 )
 def test_proof_7_parity_of_execute_and_execute_streaming(
-    content: str, valid: bool, serve: Serve, runtime_for: RuntimeFor, wire: SimpleNamespace
+    twin: Twin,
+    content: str,
+    valid: bool,
+    serve: Serve,
+    runtime_for: RuntimeFor,
+    wire: SimpleNamespace,
 ) -> None:
     fragments = [content[i : i + 3] for i in range(0, len(content), 3)]
     server = serve(
@@ -567,9 +591,9 @@ def test_proof_7_parity_of_execute_and_execute_streaming(
     runtime = runtime_for(server)
     request = wire.request(policy={"temperature": 0, "seed": 7})
 
-    plain = runtime.execute(request)
+    plain = twin.execute(runtime, request)
     sink = wire.Collector()
-    streamed = runtime.execute_streaming(request, sink)
+    streamed = twin.execute_streaming(runtime, request, sink)
 
     assert plain == streamed
     assert plain.adapter == streamed.adapter == runtime.descriptor()
@@ -591,7 +615,7 @@ def test_proof_7_parity_of_execute_and_execute_streaming(
 
 
 def test_proof_7_parity_for_text_interactions(
-    serve: Serve, runtime_for: RuntimeFor, wire: SimpleNamespace
+    twin: Twin, serve: Serve, runtime_for: RuntimeFor, wire: SimpleNamespace
 ) -> None:
     text = "Hello there — plain text, even when cut off"
     server = serve(
@@ -602,8 +626,8 @@ def test_proof_7_parity_for_text_interactions(
     )
     runtime = runtime_for(server)
     request = wire.request(structured=False, schema={"type": "string", "minLength": 1})
-    plain = runtime.execute(request)
-    streamed = runtime.execute_streaming(request, wire.Collector())
+    plain = twin.execute(runtime, request)
+    streamed = twin.execute_streaming(runtime, request, wire.Collector())
     assert plain == streamed
     assert plain.output == text
     assert plain.output_schema_valid is True

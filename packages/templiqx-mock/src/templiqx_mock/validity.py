@@ -8,11 +8,18 @@ not asserted by the engine, no network), the engine accepts the output, and the 
 ``date-time`` walk of :mod:`templiqx_contracts.formats` finds nothing. A schema that does not
 compile accepts no output. For an interaction that declares tools, a tool-call answer is judged
 by its tools instead (the shared rule of :mod:`templiqx_contracts.tools`). Nothing here raises.
+
+Compiled schemas are cached as the core caches its own (issue #18): keyed by the SHA-256 digest
+of the schema's msgpack encoding (never the schema itself) and bounded by entries and by the
+total size of the schemas they were compiled from; a schema larger than that bound alone is
+compiled for each check and not kept.
 """
 
 from __future__ import annotations
 
-import functools
+import hashlib
+import threading
+from collections import OrderedDict
 from typing import Any, Final, NamedTuple
 
 import jsonschema_rs
@@ -28,8 +35,10 @@ from templiqx_contracts import (
 __all__ = ["interaction_valid", "output_schema_valid"]
 
 _CACHED_SCHEMAS: Final = 256
-_to_key: Final = msgspec.msgpack.Encoder().encode
-_from_key: Final = msgspec.msgpack.Decoder().decode
+"""Compiled schemas kept at most."""
+_CACHED_BYTES: Final = 16 * 1024 * 1024
+"""Total size of the kept schemas at most (their msgpack bytes), as the core's schema cache."""
+_encode: Final = msgspec.msgpack.Encoder().encode
 
 
 class _Checker(NamedTuple):
@@ -54,19 +63,47 @@ def _checker(schema: Any) -> _Checker:
     return _Checker(engine, format_plan(schema))
 
 
-@functools.lru_cache(maxsize=_CACHED_SCHEMAS)
-def _checker_for_key(key: bytes) -> _Checker:
-    # msgpack keeps integer/float identity, so equal keys are the same schema.
-    return _checker(_from_key(key))
+class _Cache:
+    """Checkers by schema digest, least recently used first, bounded by count and bytes."""
+
+    def __init__(self) -> None:
+        self.entries: OrderedDict[bytes, tuple[_Checker, int]] = OrderedDict()
+        self.bytes = 0
+        self._lock = threading.Lock()
+
+    def checker(self, schema: Any) -> _Checker:
+        try:
+            encoded = _encode(schema)  # msgpack keeps integer/float identity
+        except (TypeError, ValueError, OverflowError):
+            return _checker(schema)
+        key = hashlib.sha256(encoded).digest()
+        with self._lock:
+            found = self.entries.get(key)
+            if found is not None:
+                self.entries.move_to_end(key)
+                return found[0]
+        built = _checker(schema)
+        size = len(encoded)
+        if size > _CACHED_BYTES:
+            return built
+        with self._lock:
+            previous = self.entries.pop(key, None)
+            if previous is not None:
+                self.bytes -= previous[1]
+            self.entries[key] = (built, size)
+            self.bytes += size
+            while len(self.entries) > _CACHED_SCHEMAS or self.bytes > _CACHED_BYTES:
+                _, (_, dropped) = self.entries.popitem(last=False)
+                self.bytes -= dropped
+        return built
+
+
+_cache: Final = _Cache()
 
 
 def output_schema_valid(schema: Any, output: Any) -> bool:
     """Whether ``output`` satisfies ``schema`` as the application's check decides it."""
-    try:
-        key = _to_key(schema)
-    except (TypeError, ValueError, OverflowError):
-        return _checker(schema).accepts(output)
-    return _checker_for_key(key).accepts(output)
+    return _cache.checker(schema).accepts(output)
 
 
 def interaction_valid(interaction: CompiledInteraction, output: Any) -> bool:

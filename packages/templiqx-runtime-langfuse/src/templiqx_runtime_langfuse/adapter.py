@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from templiqx_contracts import (
     AdapterDescriptor,
@@ -13,19 +14,29 @@ from templiqx_contracts import (
     ExecutionRequest,
     fingerprint,
 )
-from templiqx_ports import RuntimeAdapter, RuntimeFailureError
-from templiqx_runtime_langfuse.ingestion import TraceRecord, emit_trace, trace_transport
+from templiqx_ports import AsyncRuntimeAdapter, RuntimeAdapter, RuntimeFailureError
+from templiqx_runtime_langfuse.ingestion import (
+    TraceRecord,
+    aemit_trace,
+    async_trace_transport,
+    emit_trace,
+    trace_transport,
+)
 from templiqx_runtime_langfuse.settings import HELP_FOR_LANGFUSE_SETTINGS, LangfuseSettings
 from templiqx_runtime_openai import (
     HELP_FOR_MODEL_SETTINGS,
     SAMPLING_KEYS,
     ChatClient,
+    ChatResult,
     EnvReader,
     FailureSource,
     LazyClient,
     OpenAISettings,
     output_schema_valid,
 )
+
+if TYPE_CHECKING:
+    from templiqx_runtime_openai.async_transport import AsyncTransport
 
 __all__ = ["ADAPTER_ID", "ADAPTER_VERSION", "CAPABILITIES", "LangfuseRuntime", "create_runtime"]
 
@@ -55,7 +66,7 @@ def _read_env(environ: Mapping[str, str] | None) -> _Endpoints:
     return _Endpoints(model, langfuse)
 
 
-class LangfuseRuntime(RuntimeAdapter):
+class LangfuseRuntime(RuntimeAdapter, AsyncRuntimeAdapter):
     """Executes with the OpenAI runtime's non-streamed client, then traces to Langfuse.
 
     * ``request_fingerprint`` is the fingerprint of the whole :class:`ExecutionRequest` (the
@@ -67,6 +78,9 @@ class LangfuseRuntime(RuntimeAdapter):
       most ``langfuse.timeout_ms`` and never changes its outcome. Token usage goes into the
       trace and to the caller's usage meter.
     * Streaming keeps the port's default projection: one ``Complete`` or one ``Failed``.
+    * Natively async too: :meth:`aexecute` awaits the client's ``acomplete`` and sends the
+      trace with the async transport (no thread, same trace, same bound); ``aexecute_streaming``
+      is the async port's default projection of it.
 
     :meth:`from_env` reads nothing until a model is called (see ``OpenAIRuntime.from_env``).
     """
@@ -86,6 +100,8 @@ class LangfuseRuntime(RuntimeAdapter):
             load = lambda: fixed  # noqa: E731
         self._endpoints: tuple[OpenAISettings, LangfuseSettings] | None = None
         self._tracing = trace_transport()
+        self._async_tracing: AsyncTransport | None = None  # made (importing httpx2) on first use
+        self._lock = threading.Lock()
 
         def read() -> OpenAISettings:
             endpoints = load()
@@ -136,28 +152,38 @@ class LangfuseRuntime(RuntimeAdapter):
         return self._ready()[1]
 
     def close(self) -> None:
-        """Close pooled connections (the runtime stays usable)."""
+        """Close pooled connections (the runtime stays usable; see ``OpenAIRuntime.close``)."""
         client = self._lazy.ready
         if client is not None:
             client.close()
         self._tracing.close()
+        if self._async_tracing is not None:
+            self._async_tracing.close()
+
+    async def aclose(self) -> None:
+        """Close pooled connections, the running event loop's at once."""
+        client = self._lazy.ready
+        if client is not None:
+            await client.aclose()
+        self._tracing.close()
+        if self._async_tracing is not None:
+            await self._async_tracing.aclose()
 
     def descriptor(self) -> AdapterDescriptor:
         return AdapterDescriptor(
             id=ADAPTER_ID, version=ADAPTER_VERSION, capabilities=list(CAPABILITIES)
         )
 
-    def execute(self, request: ExecutionRequest) -> ExecutionReceipt:
-        client, langfuse = self._ready()
+    def _record(self, request: ExecutionRequest, client: ChatClient) -> TraceRecord:
+        """The trace of ``request`` before the call (its outcome is filled in after)."""
         interaction = request.interaction
-        request_fingerprint = fingerprint(request)
-        base = TraceRecord(
+        return TraceRecord(
             adapter_id=ADAPTER_ID,
             adapter_version=ADAPTER_VERSION,
             contract_id=interaction.contract_id,
             contract_version=interaction.contract_version,
             model=client.settings.model,
-            request_fingerprint=request_fingerprint,
+            request_fingerprint=fingerprint(request),
             messages=[{"role": m.role, "content": m.content} for m in interaction.messages],
             model_parameters={
                 key: interaction.runtime_policy[key]
@@ -167,19 +193,18 @@ class LangfuseRuntime(RuntimeAdapter):
             started=time.time(),
             ended=0.0,
         )
-        try:
-            result = client.complete(interaction)
-        except RuntimeFailureError as error:
-            failed = replace(base, ended=time.time(), failure=error.failure)
-            emit_trace(self._tracing, langfuse, failed, time.time())
-            raise
+
+    def _concluded(
+        self, request: ExecutionRequest, base: TraceRecord, result: ChatResult
+    ) -> tuple[ExecutionReceipt, TraceRecord]:
+        """The receipt of a successful call, and its trace."""
         output = result.output
         receipt = ExecutionReceipt(
             adapter=self.descriptor(),
-            request_fingerprint=request_fingerprint,
+            request_fingerprint=base.request_fingerprint,
             output_fingerprint=fingerprint(output),
             output=output,
-            output_schema_valid=output_schema_valid(interaction.output_schema, output),
+            output_schema_valid=output_schema_valid(request.interaction.output_schema, output),
         )
         done = replace(
             base,
@@ -190,7 +215,41 @@ class LangfuseRuntime(RuntimeAdapter):
             output_fingerprint=receipt.output_fingerprint,
             output_schema_valid=receipt.output_schema_valid,
         )
+        return receipt, done
+
+    def _async_tracer(self) -> AsyncTransport:
+        tracing = self._async_tracing
+        if tracing is None:
+            with self._lock:
+                if self._async_tracing is None:
+                    self._async_tracing = async_trace_transport()
+                tracing = self._async_tracing
+        return tracing
+
+    def execute(self, request: ExecutionRequest) -> ExecutionReceipt:
+        client, langfuse = self._ready()
+        base = self._record(request, client)
+        try:
+            result = client.complete(request.interaction)
+        except RuntimeFailureError as error:
+            failed = replace(base, ended=time.time(), failure=error.failure)
+            emit_trace(self._tracing, langfuse, failed, time.time())
+            raise
+        receipt, done = self._concluded(request, base, result)
         emit_trace(self._tracing, langfuse, done, time.time())
+        return receipt
+
+    async def aexecute(self, request: ExecutionRequest) -> ExecutionReceipt:
+        client, langfuse = self._ready()
+        base = self._record(request, client)
+        try:
+            result = await client.acomplete(request.interaction)
+        except RuntimeFailureError as error:
+            failed = replace(base, ended=time.time(), failure=error.failure)
+            await aemit_trace(self._async_tracer(), langfuse, failed, time.time())
+            raise
+        receipt, done = self._concluded(request, base, result)
+        await aemit_trace(self._async_tracer(), langfuse, done, time.time())
         return receipt
 
 

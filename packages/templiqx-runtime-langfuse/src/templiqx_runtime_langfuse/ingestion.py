@@ -13,7 +13,8 @@ or output leaves the process: only ids, fingerprints, timings, usage and the out
 
 Emission never raises and never fails an execution: any problem (connection, timeout, an HTTP
 error, events rejected in a 207 answer) is logged as one warning line without details on the
-``templiqx_runtime_langfuse`` logger.
+``templiqx_runtime_langfuse`` logger. :func:`aemit_trace` is the same on an event loop (the
+OpenAI runtime's async transport: no thread, same deadline).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import logging
 import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import msgspec
 
@@ -30,7 +31,17 @@ from templiqx_ports import RuntimeFailure, RuntimeFailureCode, RuntimeFailureErr
 from templiqx_runtime_langfuse.settings import LangfuseSettings, PayloadPolicy
 from templiqx_runtime_openai import Call, FailureSource, Transport, Usage
 
-__all__ = ["TraceRecord", "build_batch", "emit_trace", "rfc3339"]
+if TYPE_CHECKING:
+    from templiqx_runtime_openai.async_transport import AsyncCall, AsyncTransport
+
+__all__ = [
+    "TraceRecord",
+    "aemit_trace",
+    "async_trace_transport",
+    "build_batch",
+    "emit_trace",
+    "rfc3339",
+]
 
 logger = logging.getLogger("templiqx_runtime_langfuse")
 
@@ -172,6 +183,41 @@ def _answer(call: Call) -> bytes | None:
     return b"".join(parts)
 
 
+async def _aanswer(call: AsyncCall) -> bytes | None:
+    parts: list[bytes] = []
+    total = 0
+    while (piece := await call.read()) is not None:
+        total += len(piece)
+        if total > _MAX_ANSWER_BYTES:
+            return None
+        parts.append(piece)
+    return b"".join(parts)
+
+
+def _accepted(status: int, data: bytes | None) -> bool:
+    """Whether Langfuse accepted every event (warning once about why not)."""
+    if not 200 <= status <= 299:
+        _warn(f"Langfuse answered HTTP {status}")
+        return False
+    if data:
+        try:
+            rejected = len(_answer_decoder.decode(data).errors)
+        except msgspec.DecodeError:
+            rejected = 0
+        if rejected:
+            _warn(f"Langfuse rejected {rejected} of 2 events")
+            return False
+    return True
+
+
+def _unreachable(error: RuntimeFailureError, settings: LangfuseSettings) -> bool:
+    if error.failure.code is RuntimeFailureCode.TIMEOUT:
+        _warn(f"no answer within {settings.timeout_ms} ms")
+    else:
+        _warn("could not reach Langfuse")
+    return False
+
+
 def emit_trace(
     transport: Transport, settings: LangfuseSettings, record: TraceRecord, now: float
 ) -> bool:
@@ -187,30 +233,52 @@ def emit_trace(
             response = call.response
             assert response is not None
             status = response.status_code
-            if not 200 <= status <= 299:
-                _warn(f"Langfuse answered HTTP {status}")
-                return False
-            data = _answer(call)
-        if data:
-            try:
-                rejected = len(_answer_decoder.decode(data).errors)
-            except msgspec.DecodeError:
-                rejected = 0
-            if rejected:
-                _warn(f"Langfuse rejected {rejected} of 2 events")
-                return False
-        return True
+            data = _answer(call) if 200 <= status <= 299 else None
+        return _accepted(status, data)
     except RuntimeFailureError as error:
-        if error.failure.code is RuntimeFailureCode.TIMEOUT:
-            _warn(f"no answer within {settings.timeout_ms} ms")
-        else:
-            _warn("could not reach Langfuse")
-        return False
+        return _unreachable(error, settings)
     except Exception:  # best effort: tracing must never fail an execution
         _warn("unexpected error while sending")
         return False
 
 
+async def aemit_trace(
+    transport: AsyncTransport, settings: LangfuseSettings, record: TraceRecord, now: float
+) -> bool:
+    """The awaitable twin of :func:`emit_trace` (never raises an ``Exception``)."""
+    try:
+        body = _encode(build_batch(record, settings.payload_policy, now))
+        call = await transport.post(
+            settings.ingestion_url,
+            body,
+            authorization=settings.authorization,
+            timeout_ms=settings.timeout_ms,
+        )
+        try:
+            response = call.response
+            assert response is not None
+            status = response.status_code
+            data = await _aanswer(call) if 200 <= status <= 299 else None
+        finally:
+            await call.aclose()
+        return _accepted(status, data)
+    except RuntimeFailureError as error:
+        return _unreachable(error, settings)
+    except Exception:  # best effort: tracing must never fail an execution
+        _warn("unexpected error while sending")
+        return False
+
+
+_INGESTION_SOURCE: Final = FailureSource("templiqx-runtime-langfuse-ingestion", "0.2.0")
+
+
 def trace_transport() -> Transport:
     """The HTTP transport for ingestion (same client stack as the model calls)."""
-    return Transport(FailureSource("templiqx-runtime-langfuse-ingestion", "0.2.0"))
+    return Transport(_INGESTION_SOURCE)
+
+
+def async_trace_transport() -> AsyncTransport:
+    """The async HTTP transport for ingestion (same client stack as async model calls)."""
+    from templiqx_runtime_openai.async_transport import AsyncTransport
+
+    return AsyncTransport(_INGESTION_SOURCE)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Final
 
 import msgspec
@@ -13,9 +13,11 @@ from templiqx_contracts import (
     Complete,
     ExecutionReceipt,
     ExecutionRequest,
+    StreamEvent,
     fingerprint,
 )
 from templiqx_ports import (
+    AsyncRuntimeAdapter,
     CancelToken,
     RuntimeAdapter,
     RuntimeFailureCode,
@@ -97,7 +99,7 @@ class LazyClient:
             return self._client
 
 
-class OpenAIRuntime(RuntimeAdapter):
+class OpenAIRuntime(RuntimeAdapter, AsyncRuntimeAdapter):
     """One chat completion per execution against ``settings.base_url``; no retries.
 
     * ``request_fingerprint`` is the fingerprint of the non-streamed request body (model,
@@ -111,6 +113,10 @@ class OpenAIRuntime(RuntimeAdapter):
       would return) or one ``Failed`` (then raises the same error). ``cancel`` is honoured
       within about 50 ms, even while the server is silent.
     * Token usage goes to the caller's usage meter (:func:`templiqx_ports.usage_meter`).
+    * Natively async too (:class:`~templiqx_ports.AsyncRuntimeAdapter`): :meth:`aexecute` and
+      :meth:`aexecute_streaming` run on the event loop over httpx2 — no thread per call — and
+      give the same receipts, events and failures as their synchronous twins. Closing the
+      event iterator or cancelling the task stops the call and closes its connection.
 
     :meth:`from_env` builds the runtime without reading anything: the settings are read when a
     model is first called, so operations that never call one (render, compile) need none, and
@@ -151,10 +157,20 @@ class OpenAIRuntime(RuntimeAdapter):
         return self._lazy.get()
 
     def close(self) -> None:
-        """Close pooled connections (the runtime stays usable)."""
+        """Close pooled connections (the runtime stays usable).
+
+        Event loops' pools are closed on their loops; from a coroutine, :meth:`aclose` closes
+        the running loop's at once.
+        """
         client = self._lazy.ready
         if client is not None:
             client.close()
+
+    async def aclose(self) -> None:
+        """Close pooled connections, the running event loop's at once (the runtime stays usable)."""
+        client = self._lazy.ready
+        if client is not None:
+            await client.aclose()
 
     def descriptor(self) -> AdapterDescriptor:
         return AdapterDescriptor(
@@ -189,6 +205,26 @@ class OpenAIRuntime(RuntimeAdapter):
             raise
         sink(Complete.of(receipt))
         return receipt
+
+    async def aexecute(self, request: ExecutionRequest) -> ExecutionReceipt:
+        return self._receipt(request, await self._lazy.get().acomplete(request.interaction))
+
+    async def aexecute_streaming(
+        self,
+        request: ExecutionRequest,
+        *,
+        cancel: CancelToken | None = None,
+    ) -> AsyncIterator[StreamEvent]:
+        try:
+            async with self._lazy.get().astream(request.interaction, cancel=cancel) as stream:
+                async for event in stream:
+                    yield event
+            assert stream.result is not None
+            receipt = self._receipt(request, stream.result)
+        except RuntimeFailureError as error:
+            yield failed_event(error)
+            raise
+        yield Complete.of(receipt)
 
 
 def create_runtime() -> OpenAIRuntime:

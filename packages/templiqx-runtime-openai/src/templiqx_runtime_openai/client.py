@@ -12,18 +12,30 @@ The bytes are turned into events and a completion by the I/O-free
 the sink and honours cancellation between events. A complete stream's connection goes back to
 the pool (:meth:`Call.finish`); any other is discarded. Token usage, when the server reports it,
 goes to the caller's usage meter (:func:`templiqx_ports.report_usage`).
+
+Each call has an async twin for event loops — :meth:`ChatClient.acomplete` and
+:meth:`ChatClient.astream` — over :class:`~.async_transport.AsyncTransport` (httpx2, no thread
+per call). The twins share everything but the I/O: the request body, the status handling, the
+body bound, the assembler and the final output, so they give identical results and failures.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import threading
 import time
-from collections.abc import Iterable
+from collections.abc import AsyncGenerator, Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-from templiqx_contracts import CompiledInteraction
-from templiqx_ports import CancelToken, RuntimeFailureCode, StreamSink, report_usage
+from templiqx_contracts import CompiledInteraction, Delta, ToolCallDelta
+from templiqx_ports import (
+    CancelToken,
+    RuntimeFailureCode,
+    RuntimeFailureError,
+    StreamSink,
+    report_usage,
+)
 from templiqx_runtime_openai.advice import Advisor
 from templiqx_runtime_openai.assembler import StreamAssembler, decode_completion
 from templiqx_runtime_openai.completion import Assembled, final_output
@@ -42,7 +54,10 @@ from templiqx_runtime_openai.wire import (
     usage_of,
 )
 
-__all__ = ["ChatClient", "ChatResult"]
+if TYPE_CHECKING:
+    from templiqx_runtime_openai.async_transport import AsyncCall, AsyncTransport
+
+__all__ = ["ChatClient", "ChatResult", "ChatStream"]
 
 _EVENT_STREAM: Final = "text/event-stream"
 
@@ -65,6 +80,64 @@ class ChatResult:
     first_token: float | None = None
 
 
+class ChatStream:
+    """The events of one streamed completion, read with ``async for``; then :attr:`result`.
+
+    Made by :meth:`ChatClient.astream`. Iterating yields each ``Delta`` / ``ToolCallDelta``
+    as it arrives and ends after ``[DONE]`` with :attr:`result` set; a failure is raised from
+    the iteration. :meth:`aclose` (or leaving ``async with``) before the end cancels the call
+    and closes its connection.
+    """
+
+    def __init__(
+        self, events: Callable[[ChatStream], AsyncGenerator[Delta | ToolCallDelta]]
+    ) -> None:
+        self.result: ChatResult | None = None
+        self._events = events(self)
+
+    def __aiter__(self) -> AsyncGenerator[Delta | ToolCallDelta]:
+        return self._events
+
+    async def aclose(self) -> None:
+        """Stop reading (idempotent); an unfinished call is cancelled, its connection closed."""
+        await self._events.aclose()
+
+    async def __aenter__(self) -> ChatStream:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+
+class _BodyLimit:
+    """The non-streamed body bound: a declared length over it fails before reading."""
+
+    __slots__ = ("_limit", "_parts", "_source", "_total")
+
+    def __init__(self, limit: int, source: FailureSource, headers: Mapping[str, str]) -> None:
+        self._limit = limit
+        self._source = source
+        self._parts: list[bytes] = []
+        self._total = 0
+        declared = headers.get("content-length", "").strip()
+        if declared.isdigit() and int(declared) > limit:
+            raise self._exceeded()
+
+    def _exceeded(self) -> RuntimeFailureError:
+        return self._source.error(
+            RuntimeFailureCode.INVALID_RESPONSE, Detail.response_limit(self._limit)
+        )
+
+    def add(self, piece: bytes) -> None:
+        self._total += len(piece)
+        if self._total > self._limit:
+            raise self._exceeded()
+        self._parts.append(piece)
+
+    def data(self) -> bytes:
+        return b"".join(self._parts)
+
+
 class ChatClient:
     """Calls ``POST {base_url}/chat/completions``; thread-safe; never retries.
 
@@ -82,6 +155,8 @@ class ChatClient:
             source = dataclasses.replace(source, redactor=Redactor([settings.api_key, *secrets]))
         self.source = source
         self._transport = Transport(source)
+        self._async_transport: AsyncTransport | None = None
+        self._lock = threading.Lock()
         self._authorization = f"Bearer {settings.api_key}"
 
     def __repr__(self) -> str:
@@ -92,9 +167,30 @@ class ChatClient:
         """The HTTP transport (one session per thread), reusable for other JSON POSTs."""
         return self._transport
 
+    @property
+    def async_transport(self) -> AsyncTransport:
+        """The async HTTP transport (one pool per event loop), made on first use."""
+        transport = self._async_transport
+        if transport is None:
+            from templiqx_runtime_openai.async_transport import AsyncTransport
+
+            with self._lock:  # httpx2 is imported only by callers of the async twins
+                if self._async_transport is None:
+                    self._async_transport = AsyncTransport(self.source)
+                transport = self._async_transport
+        return transport
+
     def close(self) -> None:
-        """Close pooled connections."""
+        """Close pooled connections (those of event loops: on their loops)."""
         self._transport.close()
+        if self._async_transport is not None:
+            self._async_transport.close()
+
+    async def aclose(self) -> None:
+        """Close pooled connections, the running event loop's at once."""
+        self._transport.close()
+        if self._async_transport is not None:
+            await self._async_transport.aclose()
 
     def request_body(self, interaction: CompiledInteraction) -> dict[str, Any]:
         """The non-streamed request body, after checking the sampling settings."""
@@ -102,6 +198,16 @@ class ChatClient:
         if problem is not None:
             raise self.source.error(RuntimeFailureCode.PERMANENT, Detail.policy(*problem))
         return build_body(interaction, self.settings.model)
+
+    def _status_failure(
+        self, status: int, headers: Mapping[str, str], body: bytes
+    ) -> RuntimeFailureError:
+        said = server_error(body, headers.get("content-type", ""))
+        return status_failure(self.source, status, headers, said)
+
+    def _check_event_stream(self, headers: Mapping[str, str]) -> None:
+        if headers.get("content-type", "").lower().startswith("application/json"):
+            raise self.source.error(RuntimeFailureCode.INVALID_RESPONSE, Detail.NOT_EVENT_STREAM)
 
     def _post(self, body: bytes, cancel: CancelToken | None, accept: str) -> Call:
         settings = self.settings
@@ -118,11 +224,31 @@ class ChatClient:
         status = response.status_code
         if not 200 <= status <= 299:
             try:
-                body = call.read_prefix(ERROR_BODY_LIMIT)
+                data = call.read_prefix(ERROR_BODY_LIMIT)
             finally:
                 call.close()
-            said = server_error(body, response.headers.get("content-type", ""))
-            raise status_failure(self.source, status, response.headers, said)
+            raise self._status_failure(status, response.headers, data)
+        return call
+
+    async def _apost(self, body: bytes, cancel: CancelToken | None, accept: str) -> AsyncCall:
+        settings = self.settings
+        call = await self.async_transport.post(
+            settings.completions_url,
+            body,
+            authorization=self._authorization,
+            timeout_ms=settings.timeout_ms,
+            cancel=cancel,
+            accept=accept,
+        )
+        response = call.response
+        assert response is not None
+        status = response.status_code
+        if not 200 <= status <= 299:
+            try:
+                data = await call.read_prefix(ERROR_BODY_LIMIT)
+            finally:
+                await call.aclose()
+            raise self._status_failure(status, response.headers, data)
         return call
 
     # -- non-streamed ------------------------------------------------------------------------
@@ -134,11 +260,35 @@ class ChatClient:
         body = self.request_body(interaction)
         started = time.time()
         with self._post(encode_body(body), cancel, "application/json") as call:
-            data = self._read_limited(call)
+            response = call.response
+            assert response is not None
+            limited = _BodyLimit(self.settings.max_response_bytes, self.source, response.headers)
+            for piece in call.chunks():
+                limited.add(piece)
+            if call.reason is not None:
+                raise call.failure(None, reading=True)
         ended = time.time()
-        return self._result(
-            interaction, decode_completion(data, self.source), body, started, ended, None
-        )
+        assembled = decode_completion(limited.data(), self.source)
+        return self._result(interaction, assembled, body, started, ended, None)
+
+    async def acomplete(
+        self, interaction: CompiledInteraction, *, cancel: CancelToken | None = None
+    ) -> ChatResult:
+        """The awaitable twin of :meth:`complete` (no thread; same result, same failures)."""
+        body = self.request_body(interaction)
+        started = time.time()
+        call = await self._apost(encode_body(body), cancel, "application/json")
+        try:
+            response = call.response
+            assert response is not None
+            limited = _BodyLimit(self.settings.max_response_bytes, self.source, response.headers)
+            while (piece := await call.read()) is not None:
+                limited.add(piece)
+        finally:
+            await call.aclose()
+        ended = time.time()
+        assembled = decode_completion(limited.data(), self.source)
+        return self._result(interaction, assembled, body, started, ended, None)
 
     def _result(
         self,
@@ -155,28 +305,6 @@ class ChatClient:
         return ChatResult(
             output, assembled.usage, assembled.finish_reason, body, started, ended, first_token
         )
-
-    def _read_limited(self, call: Call) -> bytes:
-        limit = self.settings.max_response_bytes
-        response = call.response
-        assert response is not None
-        declared = response.headers.get("content-length", "").strip()
-        if declared.isdigit() and int(declared) > limit:
-            raise self.source.error(
-                RuntimeFailureCode.INVALID_RESPONSE, Detail.response_limit(limit)
-            )
-        parts: list[bytes] = []
-        total = 0
-        for piece in call.chunks():
-            total += len(piece)
-            if total > limit:
-                raise self.source.error(
-                    RuntimeFailureCode.INVALID_RESPONSE, Detail.response_limit(limit)
-                )
-            parts.append(piece)
-        if call.reason is not None:
-            raise call.failure(None, reading=True)
-        return b"".join(parts)
 
     # -- streamed ----------------------------------------------------------------------------
 
@@ -198,17 +326,58 @@ class ChatClient:
         try:
             response = call.response
             assert response is not None
-            content_type = response.headers.get("content-type", "").lower()
-            if content_type.startswith("application/json"):
-                raise self.source.error(
-                    RuntimeFailureCode.INVALID_RESPONSE, Detail.NOT_EVENT_STREAM
-                )
+            self._check_event_stream(response.headers)
             assembled, first_token = self._read_stream(call, sink)
             call.finish()
         finally:
             call.close()
         ended = time.time()
         return self._result(interaction, assembled, body, started, ended, first_token)
+
+    def astream(
+        self, interaction: CompiledInteraction, *, cancel: CancelToken | None = None
+    ) -> ChatStream:
+        """The async twin of :meth:`stream`: iterate the returned :class:`ChatStream`.
+
+        Nothing is sent until the first iteration. ``cancel`` is honoured within
+        :data:`~.async_transport.POLL_S` even while the server is silent, and before each
+        event; cancelling the iterating task or closing the stream stops the call at once.
+        """
+        return ChatStream(lambda stream: self._astream(interaction, cancel, stream))
+
+    async def _astream(
+        self, interaction: CompiledInteraction, cancel: CancelToken | None, stream: ChatStream
+    ) -> AsyncGenerator[Delta | ToolCallDelta]:
+        body = self.request_body(interaction)
+        started = time.time()
+        call = await self._apost(encode_body(streaming_body(body)), cancel, _EVENT_STREAM)
+        try:
+            response = call.response
+            assert response is not None
+            self._check_event_stream(response.headers)
+            assembler = self._assembler()
+            first_token: float | None = None
+            while not assembler.done:
+                data = await call.read()
+                if data is None:
+                    raise self.source.error(RuntimeFailureCode.UNAVAILABLE, Detail.NO_DONE)
+                call.check_cancel()
+                events = assembler.feed(data)
+                if events:
+                    if first_token is None:
+                        first_token = time.time()
+                    for event in events:
+                        call.check_cancel()
+                        yield event
+                if assembler.failure is not None:
+                    raise assembler.failure
+            await call.finish()
+        finally:
+            await call.aclose()
+        ended = time.time()
+        stream.result = self._result(
+            interaction, assembler.result(), body, started, ended, first_token
+        )
 
     def _assembler(self) -> StreamAssembler:
         settings = self.settings

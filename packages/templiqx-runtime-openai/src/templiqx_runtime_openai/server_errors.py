@@ -114,7 +114,7 @@ def server_error(body: bytes, content_type: str = "") -> ServerError:
 class Redactor:
     """Sanitises provider text for display, redacting the configured ``secrets``."""
 
-    __slots__ = ("_fragments", "_secrets")
+    __slots__ = ("__weakref__", "_fragments", "_secrets")
 
     def __init__(self, secrets: Iterable[str]) -> None:
         self._secrets = sorted({s for s in secrets if s}, key=len, reverse=True)
@@ -133,6 +133,18 @@ class Redactor:
             word[i : i + SECRET_FRAGMENT] in fragments
             for i in range(len(word) - SECRET_FRAGMENT + 1)
         )
+
+    def redact(self, text: str) -> str:
+        """``text`` with every secret, and every word sharing a fragment of one, redacted.
+
+        Nothing else changes (for log lines, where the layout must stay as it was).
+        """
+        for secret in self._secrets:
+            text = text.replace(secret, REDACTED)
+        if self._fragments:
+            for word in {word for word in text.split() if self._leaks(word)}:
+                text = text.replace(word, REDACTED)
+        return text
 
     def clean(self, text: str | None, limit: int = MESSAGE_LIMIT) -> str | None:
         """``text`` without control characters or secrets, at most ``limit`` characters.

@@ -8,10 +8,16 @@ the core, so this module applies that rule with the same engine (jsonschema-rs) 
 walk the core uses too (:mod:`templiqx_contracts.formats`). A schema that does not compile makes
 every output invalid; nothing here ever raises. For an interaction that declares tools, a
 tool-call answer is judged by its tools (the shared rule of :mod:`templiqx_contracts.tools`).
+
+Compiled schemas are cached as the core caches its own (issue #18): keyed by the SHA-256 digest
+of the schema's msgpack encoding (never the schema itself) and bounded by entries and by the
+total size of the schemas they were compiled from; a schema larger than that bound alone is
+compiled for each call and not kept.
 """
 
 from __future__ import annotations
 
+import hashlib
 import threading
 from collections import OrderedDict
 from typing import Any, Final
@@ -29,7 +35,10 @@ from templiqx_contracts import (
 __all__ = ["interaction_valid", "output_schema_valid"]
 
 _CACHE_SIZE: Final = 256
-_key: Final = msgspec.msgpack.Encoder().encode
+"""Compiled schemas kept at most."""
+_CACHE_BYTES: Final = 16 * 1024 * 1024
+"""Total size of the kept schemas at most (their msgpack bytes), as the core's schema cache."""
+_encode: Final = msgspec.msgpack.Encoder().encode
 
 
 class _Compiled:
@@ -40,10 +49,6 @@ class _Compiled:
         self.formats = formats
 
 
-_cache: OrderedDict[bytes, _Compiled] = OrderedDict()
-_lock = threading.Lock()
-
-
 def _compile(schema: Any) -> _Compiled:
     try:
         validator = jsonschema_rs.validator_for(schema, validate_formats=False, offline=True)
@@ -52,27 +57,47 @@ def _compile(schema: Any) -> _Compiled:
     return _Compiled(validator, format_plan(schema))
 
 
-def _compiled(schema: Any) -> _Compiled:
-    try:
-        key = _key(schema)
-    except (TypeError, ValueError, OverflowError):
-        return _compile(schema)
-    with _lock:
-        found = _cache.get(key)
-        if found is not None:
-            _cache.move_to_end(key)
-            return found
-    built = _compile(schema)
-    with _lock:
-        _cache[key] = built
-        if len(_cache) > _CACHE_SIZE:
-            _cache.popitem(last=False)
-    return built
+class _Cache:
+    """Compiled schemas by digest, least recently used first, bounded by count and bytes."""
+
+    def __init__(self) -> None:
+        self.entries: OrderedDict[bytes, tuple[_Compiled, int]] = OrderedDict()
+        self.bytes = 0
+        self._lock = threading.Lock()
+
+    def compiled(self, schema: Any) -> _Compiled:
+        try:
+            encoded = _encode(schema)  # msgpack keeps integer/float identity
+        except (TypeError, ValueError, OverflowError):
+            return _compile(schema)
+        key = hashlib.sha256(encoded).digest()
+        with self._lock:
+            found = self.entries.get(key)
+            if found is not None:
+                self.entries.move_to_end(key)
+                return found[0]
+        built = _compile(schema)
+        size = len(encoded)
+        if size > _CACHE_BYTES:
+            return built
+        with self._lock:
+            previous = self.entries.pop(key, None)
+            if previous is not None:
+                self.bytes -= previous[1]
+            self.entries[key] = (built, size)
+            self.bytes += size
+            while len(self.entries) > _CACHE_SIZE or self.bytes > _CACHE_BYTES:
+                _, (_, dropped) = self.entries.popitem(last=False)
+                self.bytes -= dropped
+        return built
+
+
+_cache: Final = _Cache()
 
 
 def output_schema_valid(schema: Any, output: Any) -> bool:
     """Whether ``output`` satisfies ``schema`` under the bounded rules (never raises)."""
-    compiled = _compiled(schema)
+    compiled = _cache.compiled(schema)
     validator = compiled.validator
     if validator is None:
         return False
