@@ -29,7 +29,10 @@ MODULES: dict[str, tuple[str, str]] = {
     "P1": ("p1_stream", "consume a 50,000-delta SSE stream"),
     "P2": ("p2_compile", "compile bli-62 + fingerprint"),
     "P3": ("p3_fingerprint", "fingerprint a 1 MB JSON document"),
-    "P4": ("p4_cli_start", "templiqx catalog --json, fresh process"),
+    "P4": (
+        "p4_cli_start",
+        "templiqx --help, discover, validate, compile, catalog: fresh processes",
+    ),
     "P5": ("p5_mcp", "1,000 compile_contract calls over MCP stdio"),
     "P6": ("p6_evals", "test_package over the reference packages"),
     "P10": ("p10_partial", "partial values over a 50,000-delta structured stream"),
