@@ -7,11 +7,11 @@ decode failure outside any operation (``templiqx: <cause>`` on stderr), 130 on C
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from templiqx_application import CATALOG, TempliqxService
+from templiqx_application import CATALOG
 from templiqx_application.diagnostics import contract_file
 from templiqx_cli.commands import Globals, OperationCall, merged_command, operation_command
 from templiqx_cli.composition import UnknownRuntimeError, compose_service
@@ -23,7 +23,10 @@ from templiqx_cli.layout import MERGED, layout_for
 from templiqx_cli.output import StreamPrinter, print_envelope
 from templiqx_cli.snapshot import print_catalog
 from templiqx_cli.snippets import SourceFiles
-from templiqx_contracts import OperationEnvelope
+
+if TYPE_CHECKING:
+    from templiqx_application import TempliqxService
+    from templiqx_contracts import OperationEnvelope
 
 __all__ = ["PLUGIN_GROUP", "TempliqxGroup", "build_group", "run", "run_call"]
 

@@ -5,19 +5,24 @@ at ``root/.templiqx-workspace`` and the deterministic fake runtime, so everythin
 ``load_runtime(name)`` builds a runtime adapter by its entry-point name in the
 ``templiqx.runtimes`` group (``fake``, ``mock``, ``openai``, ``langfuse`` or any third-party
 adapter), so surfaces select runtimes without importing adapters.
+
+Listing runtimes imports neither the service nor the store (``templiqx --help`` lists them);
+``compose`` imports both when it is called.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterable
-from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from templiqx_application import Clock, DeterministicFakeRuntime, TempliqxService
-from templiqx_local.store import FilesystemPackageStore
-from templiqx_local.workspace import DEFAULT_WORKSPACE_DIR, FilesystemArtifactWorkspace
 from templiqx_ports import RuntimeAdapter
+
+if TYPE_CHECKING:
+    from importlib.metadata import EntryPoint
+
+    from templiqx_application import Clock, TempliqxService
 
 __all__ = [
     "RUNTIME_ENTRY_POINT_GROUP",
@@ -49,6 +54,10 @@ def compose(
     lie in (default: only the workspace itself). Both folders are created if missing; a root
     that cannot be used raises the store's :class:`~templiqx_ports.PortError`.
     """
+    from templiqx_application import DeterministicFakeRuntime, TempliqxService
+    from templiqx_local.store import FilesystemPackageStore
+    from templiqx_local.workspace import DEFAULT_WORKSPACE_DIR, FilesystemArtifactWorkspace
+
     store = FilesystemPackageStore(root)
     workspace_root = (
         Path(workspace) if workspace is not None else store.root / DEFAULT_WORKSPACE_DIR
@@ -63,6 +72,8 @@ def compose(
 
 
 def _runtime_entry_points() -> dict[str, EntryPoint]:
+    from importlib.metadata import entry_points  # ~40 ms of imports: only when runtimes are listed
+
     found: dict[str, EntryPoint] = {}
     for entry in entry_points(group=RUNTIME_ENTRY_POINT_GROUP):
         found.setdefault(entry.name, entry)
