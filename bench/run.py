@@ -35,9 +35,9 @@ MODULES: dict[str, tuple[str, str]] = {
     ),
     "P5": ("p5_mcp", "1,000 compile_contract calls over MCP stdio"),
     "P6": ("p6_evals", "test_package over the reference packages"),
+    "P10": ("p10_partial", "partial values over a 50,000-delta structured stream"),
     "P7": ("p7_sequential_streams", "100 sequential streamed calls on one keep-alive client"),
     "P9": ("p9_mcp_start", "templiqx-mcp cold start to initialize and tools/list"),
-    "P10": ("p10_partial", "partial values over a 50,000-delta structured stream"),
 }
 
 

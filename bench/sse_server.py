@@ -217,7 +217,7 @@ def main() -> int:
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     listener.bind(("127.0.0.1", 0))
-    listener.listen(8)
+    listener.listen(64)  # P11 opens 20 connections at once
     counts = _Counts()
     responses = _Responses(deltas, keep_alive)
     threading.Thread(target=_serve, args=(listener, responses, counts), daemon=True).start()

@@ -2,7 +2,7 @@
 
 A ``templiqx`` command is a fresh process whose cost is mostly imports (benchmark P4). These
 tests hold the import structure that keeps it small, without timing anything: the package
-roots of contracts, core, application and local import their modules on first use of a name,
+roots of core, application and local import their modules on first use of a name,
 ``templiqx --help`` loads no YAML reader, schema engine, service or store, and commands on the
 default runtime scan no installed distributions for entry points.
 """
@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-LAZY_PACKAGES = ("templiqx_contracts", "templiqx_core", "templiqx_application", "templiqx_local")
+LAZY_PACKAGES = ("templiqx_core", "templiqx_application", "templiqx_local")
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "packages"
 
 

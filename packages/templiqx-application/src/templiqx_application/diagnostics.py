@@ -13,7 +13,7 @@ from typing import Any, Final
 import msgspec
 
 from templiqx_application.codes import fix_hint
-from templiqx_contracts import Diagnostic
+from templiqx_contracts import CanonicalJSONError, Diagnostic, fingerprint
 from templiqx_ports import PortError, RuntimeFailureError
 
 __all__ = [
@@ -121,8 +121,6 @@ def output_schema_problems(schema: Any, output: Any) -> list[Diagnostic]:
 
 def fingerprint_or_diagnostic(value: Any) -> tuple[str | None, list[Diagnostic]]:
     """``fingerprint(value)``, or a ``TQX_SERIALIZE`` diagnostic when it cannot be written."""
-    from templiqx_contracts import CanonicalJSONError, fingerprint  # hashlib: on first use
-
     try:
         return fingerprint(value), []
     except CanonicalJSONError as exc:

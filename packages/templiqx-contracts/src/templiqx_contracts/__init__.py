@@ -3,116 +3,109 @@
 Strict msgspec DTOs (unknown fields are rejected), the operation envelope, runtime stream
 events, canonical JSON with SHA-256 fingerprints byte-exact with the reference, and the
 ``date``/``date-time`` format grammar with its schema walk (no engine asserts formats).
-
-The names below are imported on first use (PEP 562): a caller that needs the envelope does not
-load canonical JSON (hashlib) or the partial-JSON reader.
 """
 
-import importlib
-
-TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing
-if TYPE_CHECKING:
-    from templiqx_contracts.canonical import (
-        CanonicalJSONError,
-        canonical_json,
-        fingerprint,
-        fingerprint_bytes,
-        format_float,
-    )
-    from templiqx_contracts.contract import (
-        API_VERSION,
-        FILTER_NAMES,
-        ROLES,
-        AndExpr,
-        ComponentDefinition,
-        ComponentNode,
-        Contract,
-        EqualsExpr,
-        EvalFixture,
-        Expr,
-        ExtensionSpec,
-        FieldSpec,
-        Filter,
-        ForEachNode,
-        IncludeNode,
-        InterpolateNode,
-        LiteralExpr,
-        MessageTemplate,
-        Node,
-        NotExpr,
-        OrExpr,
-        RefExpr,
-        RenderRequest,
-        Role,
-        TextNode,
-        TypedComponent,
-        WhenNode,
-    )
-    from templiqx_contracts.envelope import (
-        ArtifactContent,
-        ContentEncoding,
-        ContractDiff,
-        ContractSummary,
-        Diagnostic,
-        EvalCase,
-        Explanation,
-        OperationEnvelope,
-        Severity,
-        SourceSpan,
-        TestCaseResult,
-        TestReport,
-        WorkspaceArtifact,
-        has_errors,
-    )
-    from templiqx_contracts.formats import (
-        CHECKED_FORMATS,
-        FormatPlan,
-        FormatViolation,
-        format_plan,
-        format_violations,
-        formats_hold,
-        is_date,
-        is_date_time,
-    )
-    from templiqx_contracts.json_numbers import find_outside_strings, float_markers
-    from templiqx_contracts.json_value import JSONDecodeError, decode_json
-    from templiqx_contracts.package import (
-        SIGNATURE_ALGORITHM,
-        AuthorizedMergeContext,
-        LockedDependency,
-        PackageIdentity,
-        PackageLock,
-        PackageManifest,
-        PackageSignature,
-        PackageTrustReport,
-        ToolContractRef,
-    )
-    from templiqx_contracts.partial_json import (
-        MISSING,
-        PARTIAL_JSON_MAX_BYTES,
-        PARTIAL_JSON_MAX_DEPTH,
-        PartialEvent,
-        PartialJSON,
-        PartialJSONError,
-        PartialValue,
-        ValuePath,
-    )
-    from templiqx_contracts.quoting import QUOTE_LIMIT, quote_input
-    from templiqx_contracts.runtime import (
-        COMPILER_ID,
-        AdapterDescriptor,
-        CompiledInteraction,
-        CompiledMessage,
-        Complete,
-        Delta,
-        ExecutionReceipt,
-        ExecutionRequest,
-        Failed,
-        StreamEvent,
-        ToolCallDelta,
-        decode_stream_event,
-        encode_stream_event,
-    )
+from templiqx_contracts.canonical import (
+    CanonicalJSONError,
+    canonical_json,
+    fingerprint,
+    fingerprint_bytes,
+    format_float,
+)
+from templiqx_contracts.contract import (
+    API_VERSION,
+    FILTER_NAMES,
+    ROLES,
+    AndExpr,
+    ComponentDefinition,
+    ComponentNode,
+    Contract,
+    EqualsExpr,
+    EvalFixture,
+    Expr,
+    ExtensionSpec,
+    FieldSpec,
+    Filter,
+    ForEachNode,
+    IncludeNode,
+    InterpolateNode,
+    LiteralExpr,
+    MessageTemplate,
+    Node,
+    NotExpr,
+    OrExpr,
+    RefExpr,
+    RenderRequest,
+    Role,
+    TextNode,
+    TypedComponent,
+    WhenNode,
+)
+from templiqx_contracts.envelope import (
+    ArtifactContent,
+    ContentEncoding,
+    ContractDiff,
+    ContractSummary,
+    Diagnostic,
+    EvalCase,
+    Explanation,
+    OperationEnvelope,
+    Severity,
+    SourceSpan,
+    TestCaseResult,
+    TestReport,
+    WorkspaceArtifact,
+    has_errors,
+)
+from templiqx_contracts.formats import (
+    CHECKED_FORMATS,
+    FormatPlan,
+    FormatViolation,
+    format_plan,
+    format_violations,
+    formats_hold,
+    is_date,
+    is_date_time,
+)
+from templiqx_contracts.json_numbers import find_outside_strings, float_markers
+from templiqx_contracts.json_value import JSONDecodeError, decode_json
+from templiqx_contracts.package import (
+    SIGNATURE_ALGORITHM,
+    AuthorizedMergeContext,
+    LockedDependency,
+    PackageIdentity,
+    PackageLock,
+    PackageManifest,
+    PackageSignature,
+    PackageTrustReport,
+    ToolContractRef,
+)
+from templiqx_contracts.partial_json import (
+    MISSING,
+    PARTIAL_JSON_MAX_BYTES,
+    PARTIAL_JSON_MAX_DEPTH,
+    PartialEvent,
+    PartialJSON,
+    PartialJSONError,
+    PartialValue,
+    ValuePath,
+)
+from templiqx_contracts.quoting import QUOTE_LIMIT, quote_input
+from templiqx_contracts.runtime import (
+    COMPILER_ID,
+    AdapterDescriptor,
+    CompiledInteraction,
+    CompiledMessage,
+    Complete,
+    Delta,
+    ExecutionReceipt,
+    ExecutionRequest,
+    Failed,
+    StreamEvent,
+    ToolCallDelta,
+    decode_stream_event,
+    encode_stream_event,
+)
 
 __version__ = "0.2.0"
 
@@ -209,120 +202,3 @@ __all__ = [
     "is_date_time",
     "quote_input",
 ]
-
-if not TYPE_CHECKING:  # type checkers see the imports above, and no module __getattr__
-    _LAZY = {
-        "templiqx_contracts.canonical": (
-            "CanonicalJSONError",
-            "canonical_json",
-            "fingerprint",
-            "fingerprint_bytes",
-            "format_float",
-        ),
-        "templiqx_contracts.contract": (
-            "API_VERSION",
-            "FILTER_NAMES",
-            "ROLES",
-            "AndExpr",
-            "ComponentDefinition",
-            "ComponentNode",
-            "Contract",
-            "EqualsExpr",
-            "EvalFixture",
-            "Expr",
-            "ExtensionSpec",
-            "FieldSpec",
-            "Filter",
-            "ForEachNode",
-            "IncludeNode",
-            "InterpolateNode",
-            "LiteralExpr",
-            "MessageTemplate",
-            "Node",
-            "NotExpr",
-            "OrExpr",
-            "RefExpr",
-            "RenderRequest",
-            "Role",
-            "TextNode",
-            "TypedComponent",
-            "WhenNode",
-        ),
-        "templiqx_contracts.envelope": (
-            "ArtifactContent",
-            "ContentEncoding",
-            "ContractDiff",
-            "ContractSummary",
-            "Diagnostic",
-            "EvalCase",
-            "Explanation",
-            "OperationEnvelope",
-            "Severity",
-            "SourceSpan",
-            "TestCaseResult",
-            "TestReport",
-            "WorkspaceArtifact",
-            "has_errors",
-        ),
-        "templiqx_contracts.formats": (
-            "CHECKED_FORMATS",
-            "FormatPlan",
-            "FormatViolation",
-            "format_plan",
-            "format_violations",
-            "formats_hold",
-            "is_date",
-            "is_date_time",
-        ),
-        "templiqx_contracts.json_numbers": ("find_outside_strings", "float_markers"),
-        "templiqx_contracts.json_value": ("JSONDecodeError", "decode_json"),
-        "templiqx_contracts.package": (
-            "SIGNATURE_ALGORITHM",
-            "AuthorizedMergeContext",
-            "LockedDependency",
-            "PackageIdentity",
-            "PackageLock",
-            "PackageManifest",
-            "PackageSignature",
-            "PackageTrustReport",
-            "ToolContractRef",
-        ),
-        "templiqx_contracts.partial_json": (
-            "MISSING",
-            "PARTIAL_JSON_MAX_BYTES",
-            "PARTIAL_JSON_MAX_DEPTH",
-            "PartialEvent",
-            "PartialJSON",
-            "PartialJSONError",
-            "PartialValue",
-            "ValuePath",
-        ),
-        "templiqx_contracts.quoting": ("QUOTE_LIMIT", "quote_input"),
-        "templiqx_contracts.runtime": (
-            "COMPILER_ID",
-            "AdapterDescriptor",
-            "CompiledInteraction",
-            "CompiledMessage",
-            "Complete",
-            "Delta",
-            "ExecutionReceipt",
-            "ExecutionRequest",
-            "Failed",
-            "StreamEvent",
-            "ToolCallDelta",
-            "decode_stream_event",
-            "encode_stream_event",
-        ),
-    }
-    _EXPORTS = {name: module for module, names in _LAZY.items() for name in names}
-
-    def __getattr__(name):
-        module = _EXPORTS.get(name)
-        if module is None:
-            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-        value = getattr(importlib.import_module(module), name)
-        globals()[name] = value
-        return value
-
-    def __dir__():
-        return list(__all__)
