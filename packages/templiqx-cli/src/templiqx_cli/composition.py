@@ -5,8 +5,9 @@ distribution is usable through ``--runtime NAME`` without any change here. The d
 deterministic fake, is built in: composing it scans no entry points (reading every installed
 distribution's metadata costs more than the rest of a short command's start-up).
 
-The service and the store are imported when a service is composed, not when this module is:
-``templiqx --help`` imports it without composing anything.
+The service and the store are imported when a service is composed (by
+:func:`templiqx_local.compose.compose`), not when this module is: ``templiqx --help`` imports
+it without composing anything.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from templiqx_cli.inputs import CliError
+from templiqx_local.compose import RuntimeSelectionError, available_runtimes, compose, load_runtime
+from templiqx_ports import PortError
 
 if TYPE_CHECKING:
     from templiqx_application import TempliqxService
@@ -33,8 +36,6 @@ class UnknownRuntimeError(CliError):
 
 def runtime_names() -> list[str]:
     """The installed runtime names, sorted."""
-    from templiqx_local.compose import available_runtimes
-
     return available_runtimes()
 
 
@@ -44,14 +45,6 @@ def compose_service(root: str, runtime: str) -> TempliqxService:
     Raises :class:`UnknownRuntimeError` for a name no distribution registers, and
     :class:`CliError` when the runtime or the store cannot be set up.
     """
-    from templiqx_local.compose import (
-        RuntimeSelectionError,
-        available_runtimes,
-        compose,
-        load_runtime,
-    )
-    from templiqx_ports import PortError
-
     if runtime != BUILTIN_RUNTIME and runtime not in available_runtimes():
         names = ", ".join(available_runtimes()) or "none"
         raise UnknownRuntimeError(
