@@ -15,8 +15,8 @@ Each answer is a structured one of 200 content deltas (about 37 kB of events). B
 each client's first call is checked (the assembled output and its fingerprint, the deltas, the
 terminal event; the SDK's content) and every call of a checking pass of 100 returns the same
 receipt. The connections each client opens for 100 calls are counted by the server and reported:
-1 means the client reused its connection throughout, 100 that it opened one per call. The
-ratio is reported, without a target.
+0 means the client kept the connection of its previous call throughout, 100 that it opened one
+per call. The ratio is reported, without a target; peak memory is the Python heap of one call.
 """
 
 from __future__ import annotations
@@ -25,7 +25,15 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import cast
 
 import openai
-from harness import BenchmarkError, Comparison, Settings, Side, check, interleave
+from harness import (
+    BenchmarkError,
+    Comparison,
+    Settings,
+    Side,
+    check,
+    interleave,
+    peak_python_memory,
+)
 from openai.types.chat import ChatCompletionChunk
 from sse_server import LoopbackServer, expected_summary
 
@@ -173,6 +181,8 @@ def run(settings: Settings) -> list[Comparison]:
                 warmup=0,
             )
             row.record(a, b, ratios)
+            row.subject_peak_memory = peak_python_memory(clients.templiqx_once)
+            row.baseline_peak_memory = peak_python_memory(clients.sdk_once)
         finally:
             clients.close()
     return [row]
