@@ -32,6 +32,7 @@ __all__ = [
     "interleave",
     "peak_python_memory",
     "peak_rss_of",
+    "rotate",
     "run_process",
 ]
 
@@ -146,6 +147,24 @@ def interleave(
             a.append(_time(subject, subject_repeat))
     ratios = [x / y for x, y in zip(a, b, strict=True)]
     return Timing(a), Timing(b), ratios
+
+
+def rotate(sides: Sequence[Side], *, rounds: int, warmup: int = 1) -> list[list[float]]:
+    """Run every side once per round, the order rotated by one each round.
+
+    For many paths measured against one baseline (fresh processes: commands against
+    ``python -c pass``): each round's samples saw nearly the same machine, and no side is
+    always first or last. Returns, per side, seconds per operation for each round.
+    """
+    for _ in range(warmup):
+        for side in sides:
+            side.run()
+    samples: list[list[float]] = [[] for _ in sides]
+    for index in range(rounds):
+        shift = index % len(sides)
+        for position in [*range(shift, len(sides)), *range(shift)]:
+            samples[position].append(_time(sides[position], 1))
+    return samples
 
 
 def peak_python_memory(fn: Callable[[], object]) -> int:

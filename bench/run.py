@@ -29,12 +29,17 @@ MODULES: dict[str, tuple[str, str]] = {
     "P1": ("p1_stream", "consume a 50,000-delta SSE stream"),
     "P2": ("p2_compile", "compile bli-62 + fingerprint"),
     "P3": ("p3_fingerprint", "fingerprint a 1 MB JSON document"),
-    "P4": ("p4_cli_start", "templiqx catalog --json, fresh process"),
+    "P4": (
+        "p4_cli_start",
+        "templiqx --help, discover, validate, compile, catalog: fresh processes",
+    ),
     "P5": ("p5_mcp", "1,000 compile_contract calls over MCP stdio"),
     "P6": ("p6_evals", "test_package over the reference packages"),
     "P8": ("p8_call_overhead", "execute_contract overhead over a bare POST, prepared"),
     "P11": ("p11_async_streams", "event-loop lag, 20 concurrent async streams"),
     "P10": ("p10_partial", "partial values over a 50,000-delta structured stream"),
+    "P7": ("p7_sequential_streams", "100 sequential streamed calls on one keep-alive client"),
+    "P9": ("p9_mcp_start", "templiqx-mcp cold start to initialize and tools/list"),
 }
 
 

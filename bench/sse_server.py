@@ -1,12 +1,17 @@
-"""A loopback chat-completions server for P1, run as its own process.
+"""A loopback chat-completions server for P1 and P7, run as its own process.
 
-``python sse_server.py DELTAS`` builds one OpenAI-style event stream of ``DELTAS`` content
-deltas, prints ``<port> <body bytes> <sha256 of the decoded body>`` and then answers every
-``POST /chat/completions`` asking for ``"stream": true`` with that stream:
+``python sse_server.py DELTAS [--keep-alive]`` builds one OpenAI-style event stream of
+``DELTAS`` content deltas, prints ``<port> <body bytes> <sha256 of the decoded body>`` and then
+answers every ``POST /chat/completions`` asking for ``"stream": true`` with that stream:
 ``Transfer-Encoding: chunked``, one HTTP chunk per event (as OpenAI sends them), written in
 64 KiB blocks so the server is never the bottleneck. A request without ``"stream": true`` gets
 the same content as one JSON chat completion.
-Each exchange is one connection (``Connection: close``). It serves until its stdin closes.
+
+By default each exchange is one connection (``Connection: close``). With ``--keep-alive`` a
+connection serves requests until the client closes it, as an HTTPS provider's does, so a client
+that reuses its connections opens one. It serves until its stdin closes; each line ``stats``
+written to its stdin is answered on stdout with ``<connections accepted> <requests answered>``
+(counted without opening a connection). :class:`LoopbackServer` runs it from a benchmark.
 
 Being a separate process, its work never competes with the measured client for the GIL.
 The content is a JSON object (``{"summary": "..."}``) so a structured-output interaction can
@@ -18,10 +23,12 @@ from __future__ import annotations
 import hashlib
 import json
 import socket
+import subprocess
 import sys
 import threading
+from pathlib import Path
 
-__all__ = ["build_stream", "expected_summary"]
+__all__ = ["LoopbackServer", "build_stream", "expected_summary"]
 
 _WORDS = ("contract", " clause", " términos", " notice", " period", " Überblick", " 12", ".")
 _BASE = {
@@ -81,13 +88,38 @@ _HEAD = (
     b"Content-Type: text/event-stream; charset=utf-8\r\n"
     b"Cache-Control: no-cache\r\n"
     b"Transfer-Encoding: chunked\r\n"
-    b"Connection: close\r\n\r\n"
 )
+_CLOSE = b"Connection: close\r\n"
+_NOT_FOUND = b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
 
 
-def _read_request(conn: socket.socket) -> bytes | None:
-    """The body of a ``POST /chat/completions``, or ``None`` for anything else."""
-    data = b""
+class _Counts:
+    """Connections accepted and requests answered (read through the ``stats`` command)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.connections = 0
+        self.requests = 0
+
+    def add(self, *, connections: int = 0, requests: int = 0) -> None:
+        with self.lock:
+            self.connections += connections
+            self.requests += requests
+
+
+class _NotFoundError(Exception):
+    """A request for anything but ``POST /chat/completions``."""
+
+
+def _read_request(conn: socket.socket, pending: bytearray) -> bytes | None:
+    """The body of the next ``POST /chat/completions`` (``None`` when the client is done).
+
+    Anything else raises :class:`_NotFoundError`.
+    ``pending`` holds what was received beyond the previous request, and keeps what is
+    received beyond this one.
+    """
+    data = bytes(pending)
+    pending.clear()
     while b"\r\n\r\n" not in data:
         piece = conn.recv(65536)
         if not piece:
@@ -104,13 +136,15 @@ def _read_request(conn: socket.socket) -> bytes | None:
         if not piece:
             return None
         body += piece
+    pending += body[length:]
+    body = body[:length]
     request_line = head.split(b"\r\n", 1)[0]
     if not request_line.startswith(b"POST ") or b"/chat/completions" not in request_line:
-        return None
+        raise _NotFoundError
     return body
 
 
-def _completion(deltas: int) -> bytes:
+def _completion(deltas: int, connection: bytes) -> bytes:
     """The non-streamed answer with the same content (for the receipt-equality check)."""
     message = {"role": "assistant", "content": "".join(_pieces(deltas))}
     payload = {
@@ -120,24 +154,45 @@ def _completion(deltas: int) -> bytes:
         "usage": {"prompt_tokens": 12, "completion_tokens": deltas, "total_tokens": deltas + 12},
     }
     body = json.dumps(payload, ensure_ascii=False).encode("utf-8")
-    head = (
-        b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
-        b"Content-Length: %d\r\nConnection: close\r\n\r\n" % len(body)
+    head = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n%s\r\n" % (
+        len(body),
+        connection,
     )
     return head + body
 
 
-def _answer(conn: socket.socket, stream: memoryview, whole: bytes) -> None:
-    not_found = b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+class _Responses:
+    """The prepared responses: the stream and the whole completion, framed for one mode."""
+
+    def __init__(self, deltas: int, keep_alive: bool) -> None:
+        connection = b"" if keep_alive else _CLOSE
+        self.keep_alive = keep_alive
+        self.stream = memoryview(_HEAD + connection + b"\r\n" + _chunked(build_stream(deltas)))
+        self.whole = memoryview(_completion(deltas, connection))
+
+
+def _send(conn: socket.socket, response: memoryview) -> None:
+    for start in range(0, len(response), 65536):
+        conn.sendall(response[start : start + 65536])
+
+
+def _answer(conn: socket.socket, responses: _Responses, counts: _Counts) -> None:
+    pending = bytearray()
     with conn:
         try:
-            body = _read_request(conn)
-            if body is None:
-                conn.sendall(not_found)
-                return
-            response = stream if json.loads(body).get("stream") is True else memoryview(whole)
-            for start in range(0, len(response), 65536):
-                conn.sendall(response[start : start + 65536])
+            while True:
+                try:
+                    body = _read_request(conn, pending)
+                except _NotFoundError:
+                    conn.sendall(_NOT_FOUND)
+                    return
+                if body is None:
+                    return
+                counts.add(requests=1)
+                streamed = json.loads(body).get("stream") is True
+                _send(conn, responses.stream if streamed else responses.whole)
+                if not responses.keep_alive:
+                    break
             conn.shutdown(socket.SHUT_WR)
             while conn.recv(65536):  # drain until the client closes its end
                 pass
@@ -145,32 +200,85 @@ def _answer(conn: socket.socket, stream: memoryview, whole: bytes) -> None:
             return
 
 
-def _serve(listener: socket.socket, stream: bytes, whole: bytes) -> None:
-    view = memoryview(stream)
+def _serve(listener: socket.socket, responses: _Responses, counts: _Counts) -> None:
     while True:
         try:
             conn, _ = listener.accept()
         except OSError:
             return
-        threading.Thread(target=_answer, args=(conn, view, whole), daemon=True).start()
+        counts.add(connections=1)
+        threading.Thread(target=_answer, args=(conn, responses, counts), daemon=True).start()
 
 
 def main() -> int:
     deltas = int(sys.argv[1])
-    events = build_stream(deltas)
-    body = b"".join(events)
-    response = _HEAD + _chunked(events)
+    keep_alive = sys.argv[2:] == ["--keep-alive"]
+    body = b"".join(build_stream(deltas))
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     listener.bind(("127.0.0.1", 0))
     listener.listen(64)  # P11 opens 20 connections at once
-    whole = _completion(deltas)
-    threading.Thread(target=_serve, args=(listener, response, whole), daemon=True).start()
+    counts = _Counts()
+    responses = _Responses(deltas, keep_alive)
+    threading.Thread(target=_serve, args=(listener, responses, counts), daemon=True).start()
     port = listener.getsockname()[1]
     print(port, len(body), hashlib.sha256(body).hexdigest(), flush=True)
-    sys.stdin.read()  # serve until the parent closes our stdin
+    for line in sys.stdin:  # serve until the parent closes our stdin
+        if line.strip() == "stats":
+            with counts.lock:
+                print(counts.connections, counts.requests, flush=True)
     listener.close()
     return 0
+
+
+class LoopbackServer:
+    """This script as a child process; ``with`` starts it and stops it.
+
+    ``port``, ``base_url``, ``body_bytes`` and ``body_sha256`` describe the running server;
+    :meth:`stats` reads its counters.
+    """
+
+    def __init__(self, deltas: int, *, keep_alive: bool = False) -> None:
+        self.deltas = deltas
+        self.keep_alive = keep_alive
+
+    def __enter__(self) -> LoopbackServer:
+        argv = [sys.executable, str(Path(__file__)), str(self.deltas)]
+        self.process = subprocess.Popen(
+            argv + (["--keep-alive"] if self.keep_alive else []),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+        )
+        line = self._line()
+        if len(line) != 3:
+            self.__exit__()
+            raise RuntimeError("the SSE server did not start")
+        self.port = int(line[0])
+        self.body_bytes = int(line[1])
+        self.body_sha256 = line[2].decode()
+        self.base_url = f"http://127.0.0.1:{self.port}"
+        return self
+
+    def _line(self) -> list[bytes]:
+        assert self.process.stdout is not None
+        return self.process.stdout.readline().split()
+
+    def stats(self) -> tuple[int, int]:
+        """(connections accepted, requests answered) since the server started."""
+        assert self.process.stdin is not None
+        self.process.stdin.write(b"stats\n")
+        self.process.stdin.flush()
+        connections, requests = self._line()
+        return int(connections), int(requests)
+
+    def __exit__(self, *_: object) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.close()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
 
 
 if __name__ == "__main__":

@@ -14,7 +14,6 @@ import msgspec
 
 from templiqx_application.codes import fix_hint
 from templiqx_contracts import CanonicalJSONError, Diagnostic, fingerprint
-from templiqx_core import SourceMap, output_violations
 from templiqx_ports import PortError, RuntimeFailureError
 
 __all__ = [
@@ -83,7 +82,11 @@ def address(
     label = contract_file(package, contract)
     found = list(diagnostics)
     located = source is not None and any(_locatable(d) for d in found)
-    source_map = SourceMap(source) if located and source is not None else None
+    source_map = None
+    if located and source is not None:
+        from templiqx_core import SourceMap  # the YAML reader: loaded when a source is located
+
+        source_map = SourceMap(source)
     addressed: list[Diagnostic] = []
     for diagnostic in found:
         if source_map is not None and _locatable(diagnostic):
@@ -109,6 +112,8 @@ def output_schema_problems(schema: Any, output: Any) -> list[Diagnostic]:
     Each at its pointer under ``/output``, naming the schema keyword and the reason; at most
     ``templiqx_core.OUTPUT_VIOLATION_LIMIT``, then the total (``output_violations``).
     """
+    from templiqx_core import output_violations  # the schema engine, loaded on first use
+
     return with_help(
         msgspec.structs.replace(d, help=None) for d in output_violations(schema, output)
     )

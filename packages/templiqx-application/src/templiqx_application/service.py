@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from templiqx_application import (
     artifacts,
@@ -36,7 +36,6 @@ from templiqx_application import (
     evals,
     execution,
     packages,
-    stream_runs,
     validation,
 )
 from templiqx_application.authorized_context import Clock, utc_now
@@ -46,7 +45,6 @@ from templiqx_application.diagnostics import error
 from templiqx_application.fake_runtime import DeterministicFakeRuntime
 from templiqx_application.loading import ContractLoader
 from templiqx_application.stream_record import DEFAULT_STREAM_LIMITS, StreamLimits
-from templiqx_application.stream_runs import AsyncContractStream, ContractStream
 from templiqx_application.workers import DEFAULT_WORKER_THREADS, WorkerPool
 from templiqx_contracts import (
     AdapterDescriptor,
@@ -55,6 +53,10 @@ from templiqx_contracts import (
     quote_input,
 )
 from templiqx_ports import ArtifactWorkspace, CancelToken, PackageStore, RuntimeAdapter, StreamSink
+
+if TYPE_CHECKING:  # imported where used: blocking calls never load asyncio
+    from templiqx_application import stream_runs
+    from templiqx_application.stream_runs import AsyncContractStream, ContractStream
 
 __all__ = ["TempliqxService"]
 
@@ -340,6 +342,8 @@ class TempliqxService:
             request,
             {"fixture_output": fixture_output},
         )
+        from templiqx_application.stream_runs import ContractStream
+
         return ContractStream(self._preparer(arguments), self._pool, self._limits, cancel)
 
     def astream_contract(
@@ -369,6 +373,8 @@ class TempliqxService:
             request,
             {"fixture_output": fixture_output},
         )
+        from templiqx_application.stream_runs import AsyncContractStream
+
         return AsyncContractStream(self._preparer(arguments), self._pool, self._limits, cancel)
 
     async def ainvoke(
@@ -407,6 +413,8 @@ class TempliqxService:
         """The awaitable :meth:`invoke_bound` (see :meth:`ainvoke`)."""
         if name != "execute_contract":
             return await self._pool.run(lambda: self.invoke_bound(name, bound))
+        from templiqx_application import stream_runs
+
         arguments = dict(bound)
         try:
             return await stream_runs.aexecute(

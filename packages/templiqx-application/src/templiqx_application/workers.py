@@ -17,12 +17,14 @@ later ``put`` return at once, so a runtime is never left waiting for a consumer 
 
 from __future__ import annotations
 
-import asyncio
 import threading
 from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Generic, TypeVar
+from typing import TYPE_CHECKING, Generic, TypeVar
+
+if TYPE_CHECKING:  # asyncio is imported where it is used: blocking callers never pay for it
+    import asyncio
 
 __all__ = ["CHANNEL_CAPACITY", "DEFAULT_WORKER_THREADS", "END", "End", "EventChannel", "WorkerPool"]
 
@@ -63,6 +65,8 @@ class WorkerPool:
         so no worker is ever left running for a caller that has gone (a bound on callers is a
         bound on workers). Callers that need the work to stop pass it a cancel token as well.
         """
+        import asyncio
+
         future = asyncio.wrap_future(self.submit(work))
         try:
             return await asyncio.shield(future)
@@ -151,6 +155,8 @@ class EventChannel(Generic[T]):
 
     async def aget(self) -> T | End:
         """The next item (:data:`END` after the last), awaiting it on the running loop."""
+        import asyncio
+
         loop = asyncio.get_running_loop()
         while True:
             with self._cond:

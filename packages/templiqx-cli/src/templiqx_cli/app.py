@@ -7,7 +7,7 @@ decode failure outside any operation (``templiqx: <cause>`` on stderr), 130 on C
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -22,7 +22,9 @@ from templiqx_cli.layout import MERGED, layout_for
 from templiqx_cli.output import print_envelope, stream_operation
 from templiqx_cli.snapshot import print_catalog
 from templiqx_cli.snippets import SourceFiles
-from templiqx_contracts import OperationEnvelope
+
+if TYPE_CHECKING:
+    from templiqx_contracts import OperationEnvelope
 
 __all__ = ["PLUGIN_GROUP", "TempliqxGroup", "build_group", "run", "run_call"]
 

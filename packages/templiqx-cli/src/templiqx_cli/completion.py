@@ -9,9 +9,12 @@ Completion only lists folders: it never composes the service or creates anything
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
-from click.shell_completion import CompletionItem
+
+if TYPE_CHECKING:  # click.shell_completion is imported when completing, not at start-up
+    from click.shell_completion import CompletionItem
 
 __all__ = ["complete_contracts", "complete_packages"]
 
@@ -32,6 +35,8 @@ def complete_packages(
     ctx: click.Context, param: click.Parameter, incomplete: str
 ) -> list[CompletionItem]:
     """The package folders (those holding ``templiqx.yaml``) whose names start with the input."""
+    from click.shell_completion import CompletionItem
+
     try:
         folders = sorted(p.parent.name for p in _root(ctx).glob("*/templiqx.yaml"))
     except OSError:
@@ -43,6 +48,8 @@ def complete_contracts(
     ctx: click.Context, param: click.Parameter, incomplete: str
 ) -> list[CompletionItem]:
     """The contract ids of the package named before this argument."""
+    from click.shell_completion import CompletionItem
+
     package = ctx.params.get(_PACKAGE_OF.get(param.name or "", ""))
     if not isinstance(package, str):
         return []

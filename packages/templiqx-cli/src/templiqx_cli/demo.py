@@ -14,20 +14,20 @@ not a dependency of the CLI: it is found through the ``templiqx.runtimes`` entry
 from __future__ import annotations
 
 import os
-import shutil
-import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from templiqx_application import TempliqxService
 from templiqx_cli.commands import GLOBAL_NOTE, global_options, resolve_globals
 from templiqx_cli.composition import compose_service, runtime_names
 from templiqx_cli.inputs import CliError, read_json
 from templiqx_cli.interrupt import run_interruptible
 from templiqx_cli.output import StreamPrinter, dump_json, render_diagnostic
-from templiqx_contracts import OperationEnvelope
+
+if TYPE_CHECKING:
+    from templiqx_application import TempliqxService
+    from templiqx_contracts import OperationEnvelope
 
 __all__ = ["DEMO_PACKAGE", "demo_command", "find_demo_package"]
 
@@ -146,6 +146,9 @@ def _demo(options: dict[str, Any], pace_ms: int | None) -> int:
             f"'{settings.runtime}'. To run a contract on another runtime, use execute: "
             f"templiqx --runtime {settings.runtime} --root DIR execute PACKAGE CONTRACT ..."
         )
+    import shutil
+    import tempfile
+
     source = _require_setup()
     narrator = _Narrator(quiet=settings.as_json)
     with tempfile.TemporaryDirectory(prefix="templiqx-demo-") as scratch:

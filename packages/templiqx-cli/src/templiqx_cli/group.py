@@ -11,24 +11,32 @@
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable
-from importlib.metadata import EntryPoint, entry_points
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from templiqx_cli.composition import runtime_names
 from templiqx_cli.layout import SECTIONS
 
+if TYPE_CHECKING:
+    from importlib.metadata import EntryPoint
+
 __all__ = ["PLUGIN_GROUP", "TempliqxGroup", "help_command"]
 
 PLUGIN_GROUP = "templiqx.cli_plugins"
 
 
-def _plugin_entry(name: str) -> EntryPoint | None:
-    found = [entry for entry in entry_points(group=PLUGIN_GROUP) if entry.name == name]
-    return found[0] if found else None
+def entry_points(*, group: str) -> list[EntryPoint]:
+    """The entry points of ``group`` (:func:`importlib.metadata.entry_points`).
+
+    ``importlib.metadata`` is imported here, not with this module: its imports (``email``,
+    ``zipfile``, ...) cost more than the rest of a short command's start-up, and only plugins
+    and ``--help`` need it.
+    """
+    from importlib.metadata import entry_points as scan
+
+    return list(scan(group=group))
 
 
 def _plugin_summary(entry: EntryPoint) -> str:
@@ -56,10 +64,6 @@ def _plugin_command(entry: EntryPoint) -> click.Command:
     )
 
 
-def _plugin_names() -> list[str]:
-    return sorted({entry.name for entry in entry_points(group=PLUGIN_GROUP)})
-
-
 class TempliqxGroup(click.Group):
     """The ``templiqx`` group: its own commands by section, then the installed plugins."""
 
@@ -67,6 +71,13 @@ class TempliqxGroup(click.Group):
         super().__init__(*args, **kwargs)
         self.sections: dict[str, str] = {}
         """Command name -> section key (a key of :data:`templiqx_cli.layout.SECTIONS`)."""
+        self._plugins: list[EntryPoint] | None = None
+
+    def plugins(self) -> list[EntryPoint]:
+        """The installed plugins, read once per group (each scan reads every distribution)."""
+        if self._plugins is None:
+            self._plugins = entry_points(group=PLUGIN_GROUP)
+        return self._plugins
 
     def add_to_section(self, command: click.Command, section: str) -> None:
         """Add ``command``, listed under ``section`` in ``--help``."""
@@ -75,20 +86,23 @@ class TempliqxGroup(click.Group):
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         own = list(self.commands)
-        return own + [name for name in _plugin_names() if name not in self.commands]
+        plugins = sorted({entry.name for entry in self.plugins()})
+        return own + [name for name in plugins if name not in self.commands]
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         known = self.commands.get(cmd_name)
         if known is not None:
             return known
-        entry = _plugin_entry(cmd_name)
-        return _plugin_command(entry) if entry is not None else None
+        found = [entry for entry in self.plugins() if entry.name == cmd_name]
+        return _plugin_command(found[0]) if found else None
 
     def resolve_command(
         self, ctx: click.Context, args: list[str]
     ) -> tuple[str | None, click.Command | None, list[str]]:
         name = args[0] if args else ""
         if name and not name.startswith("-") and self.get_command(ctx, name) is None:
+            import difflib
+
             close = difflib.get_close_matches(name, self.list_commands(ctx), n=3, cutoff=0.6)
             if close:
                 options = " or ".join(repr(option) for option in close)

@@ -15,7 +15,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any, Final
 
-import jsonschema_rs
 import msgspec
 
 from templiqx_contracts import Diagnostic, FormatPlan, elide, format_plan
@@ -99,6 +98,8 @@ _cache: LRU[bytes, EngineSchema] = LRU(
 
 
 def _build(schema: Any) -> EngineSchema:
+    import jsonschema_rs  # imported by the first schema compiled (start-up stays light)
+
     try:
         validator = jsonschema_rs.validator_for(schema, validate_formats=False, offline=True)
     except jsonschema_rs.ValidationError as exc:

@@ -6,20 +6,25 @@ deterministic fake runtime, so everything works offline. Composing writes nothin
 ``load_runtime(name)`` builds a runtime adapter by its entry-point name in the
 ``templiqx.runtimes`` group (``fake``, ``mock``, ``openai``, ``langfuse`` or any third-party
 adapter), so surfaces select runtimes without importing adapters.
+
+Listing runtimes imports neither the service nor the store (``templiqx --help`` lists them);
+``compose`` imports both when it is called.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterable
-from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from templiqx_application import Clock, DeterministicFakeRuntime, TempliqxService
 from templiqx_local.locking import DEFAULT_LOCK_TIMEOUT
-from templiqx_local.store import FilesystemPackageStore
-from templiqx_local.workspace import DEFAULT_WORKSPACE_DIR, FilesystemArtifactWorkspace
 from templiqx_ports import RuntimeAdapter
+
+if TYPE_CHECKING:
+    from importlib.metadata import EntryPoint
+
+    from templiqx_application import Clock, TempliqxService
 
 __all__ = [
     "RUNTIME_ENTRY_POINT_GROUP",
@@ -64,6 +69,10 @@ def compose(
     lie in (default: only the workspace itself). ``lock_timeout`` is how long a write waits
     for another writer of the same package before it ends in ``TQX_BUSY``.
     """
+    from templiqx_application import DeterministicFakeRuntime, TempliqxService
+    from templiqx_local.store import FilesystemPackageStore
+    from templiqx_local.workspace import DEFAULT_WORKSPACE_DIR, FilesystemArtifactWorkspace
+
     store = FilesystemPackageStore(root, create=create_root, lock_timeout=lock_timeout)
     workspace_root = (
         Path(workspace) if workspace is not None else store.root / DEFAULT_WORKSPACE_DIR
@@ -80,6 +89,8 @@ def compose(
 
 
 def _runtime_entry_points() -> dict[str, EntryPoint]:
+    from importlib.metadata import entry_points  # ~40 ms of imports: only when runtimes are listed
+
     found: dict[str, EntryPoint] = {}
     for entry in entry_points(group=RUNTIME_ENTRY_POINT_GROUP):
         found.setdefault(entry.name, entry)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import abc
 from collections.abc import Callable
 from contextlib import AbstractContextManager
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from templiqx_contracts import (
     PackageIdentity,
@@ -18,6 +18,9 @@ from templiqx_contracts import (
     PackageSignature,
     WorkspaceArtifact,
 )
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 __all__ = ["ArtifactWorkspace", "ContractGuard", "OutputLease", "PackageStore"]
 
