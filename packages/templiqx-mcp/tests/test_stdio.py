@@ -37,6 +37,9 @@ def test_initialize_announces_the_server_its_roots_and_packages(shared: Any) -> 
     assert f"Packages root: {shared.root}" in text
     assert "Discovered packages: welcome" in text
     assert f"Workspace root: {shared.root / '.templiqx-workspace'}" in text
+    # An agent learns from here that streamed progress carries the growing structured answer.
+    assert "notifications/progress" in text
+    assert "partial, the answer's JSON value so far" in text
 
 
 def test_tools_list_is_the_catalog(shared: Any) -> None:

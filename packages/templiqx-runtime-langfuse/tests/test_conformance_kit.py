@@ -44,6 +44,12 @@ def templiqx_openai_adapter_factory(
     return make
 
 
+@pytest.fixture
+def templiqx_secrets() -> list[str]:
+    """The model key and both Langfuse keys: none may show up in anything the kit sees."""
+    return list(KIT_KEYS)
+
+
 def test_the_kit_passes_and_no_report_repeats_a_key(
     templiqx_openai_adapter_factory: Callable[[str], LangfuseRuntime],
     langfuse_server: LoopbackServer,
