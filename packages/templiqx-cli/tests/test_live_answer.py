@@ -184,8 +184,11 @@ def test_live_display_needs_a_terminal_that_can_move_the_cursor(
 # --- the CLI on a pseudo-terminal --------------------------------------------------------------
 
 
-def _run_on_pty(extra_env: dict[str, str], *args: str) -> tuple[str, str, int]:
-    """Run ``templiqx ... execute --stream`` with stderr on an 80 x 24 pty; (stderr, stdout, rc)."""
+def _run_on_pty(
+    extra_env: dict[str, str], *args: str, command: list[str] | None = None
+) -> tuple[str, str, int]:
+    """Run ``templiqx ... execute --stream`` (or ``templiqx <command>``) with stderr on an
+    80 x 24 pty; (stderr, stdout, rc)."""
     controller, terminal = pty.openpty()
     fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))
     env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "TERM")}
@@ -197,22 +200,26 @@ def _run_on_pty(extra_env: dict[str, str], *args: str) -> tuple[str, str, int]:
             **extra_env,
         }
     )
-    argv = [
-        sys.executable,
-        "-m",
-        "templiqx_cli",
-        "--root",
-        str(FIXTURES),
-        "--runtime",
-        "mock",
-        *args,
-        "execute",
-        "welcome",
-        "onboarding-summary",
-        "--values",
-        str(SCENARIO / "request.json"),
-        "--stream",
-    ]
+    argv = (
+        [sys.executable, "-m", "templiqx_cli", *command]
+        if command
+        else [
+            sys.executable,
+            "-m",
+            "templiqx_cli",
+            "--root",
+            str(FIXTURES),
+            "--runtime",
+            "mock",
+            *args,
+            "execute",
+            "welcome",
+            "onboarding-summary",
+            "--values",
+            str(SCENARIO / "request.json"),
+            "--stream",
+        ]
+    )
     try:
         process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=terminal, env=env)
         os.close(terminal)
@@ -295,3 +302,17 @@ def test_json_lines_stay_json_lines_on_a_terminal() -> None:
     kinds = [json.loads(line)["kind"] for line in shown.splitlines()]
     assert kinds[0] == "Delta"
     assert kinds[-1] == "Complete"
+
+
+def test_the_demo_draws_its_answer_growing_in_place_on_a_terminal() -> None:
+    shown, stdout, code = _run_on_pty({}, command=["demo", "--pace-ms", "20"])
+    assert code == 0, stdout
+    drawings = [_plain(drawing) for drawing in REDRAW.split(shown)]
+    assert len(drawings) >= 4, shown
+    assert drawings[0] == "{}\n… streaming\n"
+    final, _, closing = drawings[-1].partition("[complete]")
+    assert json.loads(final) == _output()
+    assert closing.startswith(" output fingerprint ")
+    assert '{"summary":' not in shown  # no raw delta text
+    assert "3/3 execute onboarding-summary" in stdout
+    assert "execute: ok, 18 deltas streamed" in stdout

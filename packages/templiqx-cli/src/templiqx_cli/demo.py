@@ -2,7 +2,9 @@
 
 It validates the ``welcome`` package, compiles its ``onboarding-summary`` contract, then executes
 it with ``--stream`` on the scripted mock runtime replaying ``scenarios/stream-vip``, paced so the
-deltas visibly arrive one by one. It needs no credentials and no network.
+deltas visibly arrive one by one: on a terminal the structured answer is drawn growing in place,
+as ``execute --stream`` draws it; elsewhere each event is a line. It needs no credentials and no
+network.
 
 The example package is the repository's ``fixtures/packages/welcome``, found from the working
 directory upwards (or beside this source tree when it is installed from a clone). The demo runs
@@ -22,8 +24,7 @@ import click
 from templiqx_cli.commands import GLOBAL_NOTE, global_options, resolve_globals
 from templiqx_cli.composition import compose_service, runtime_names
 from templiqx_cli.inputs import CliError, read_json
-from templiqx_cli.interrupt import run_interruptible
-from templiqx_cli.output import StreamPrinter, dump_json, render_diagnostic
+from templiqx_cli.output import dump_json, render_diagnostic, stream_operation
 
 if TYPE_CHECKING:
     from templiqx_application import TempliqxService
@@ -120,13 +121,11 @@ def _run(
         )
     narrator.say(
         f"3/3 execute {DEMO_CONTRACT} --stream on the scripted mock runtime; "
-        "the deltas arrive on stderr as they are generated:"
+        "the answer arrives on stderr as it is generated (on a terminal, the JSON object "
+        "grows in place):"
     )
-    printer = StreamPrinter(as_json=as_json)
-    executed, interrupted = run_interruptible(
-        lambda cancel: service.invoke(
-            "execute_contract", {**arguments, "stream": True}, sink=printer, cancel=cancel
-        )
+    executed, interrupted = stream_operation(
+        service, "execute_contract", {**arguments, "stream": True}, as_json=as_json
     )
     envelopes["execute"] = executed
     deltas = sum(1 for event in executed.stream_events if type(event).__name__ == "Delta")
