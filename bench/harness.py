@@ -265,6 +265,10 @@ class Comparison:
     memory_kind: str = "python-heap"
     metrics: dict[str, Any] = field(default_factory=dict)
     error: str | None = None
+    goal: str | None = None
+    """A target on something other than the ratio (e.g. ``"overhead <= 1 ms"``), shown in the
+    target column; ``goal_met`` says whether the run reached it."""
+    goal_met: bool | None = None
 
     def record(self, subject: Timing, baseline: Timing, ratios: list[float]) -> None:
         self.subject_median = subject.median
@@ -279,9 +283,12 @@ class Comparison:
     def passed(self) -> bool | None:
         if self.error is not None:
             return False
-        if self.target is None:
-            return None
-        return self.ratio is not None and self.ratio <= self.target
+        verdicts = []
+        if self.target is not None:
+            verdicts.append(self.ratio is not None and self.ratio <= self.target)
+        if self.goal is not None:
+            verdicts.append(self.goal_met is True)
+        return all(verdicts) if verdicts else None
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)

@@ -4,8 +4,9 @@ Subject: ``python -m templiqx_mcp ROOT WORKSPACE`` over stdio, driven by the off
 client (one initialized session, calls awaited one after another). Baseline: the same 1,000
 calls on a ``TempliqxService`` composed over the same root in this process. Both compile the
 reference ``bli-62`` contract with its recorded request; both keep the contract's load between
-calls (prepared contracts) and re-read its files each call to notice edits, as the server does. Before timing, the MCP result's structured envelope is
-checked to equal the in-process envelope.
+calls (prepared contracts) and re-read its files each call to notice edits, as the server
+does. Before timing, the MCP result's structured envelope is checked to equal the in-process
+envelope.
 
 Memory: the server's own peak RSS (``VmHWM`` while it runs) and, for the in-process side, the
 peak Python heap of one batch.

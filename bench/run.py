@@ -67,6 +67,14 @@ def _value(row: Comparison, value: float | None) -> str:
     return _seconds(value)
 
 
+def _target(row: Comparison) -> str:
+    """The target column: the ratio's bound and any other goal the row has."""
+    parts = [] if row.target is None else [f"<= {row.target:g}"]
+    if row.goal is not None:
+        parts.append(row.goal)
+    return ", ".join(parts) or "-"
+
+
 def _spread(row: Comparison) -> str:
     if row.ratio_iqr is not None:
         low, high = row.ratio_iqr
@@ -104,7 +112,7 @@ def table(report: Report) -> str:
                 _value(row, row.baseline_median),
                 "-" if row.ratio is None else f"{row.ratio:.3g}",
                 _spread(row),
-                "-" if row.target is None else f"<= {row.target:g}",
+                _target(row),
                 verdict,
                 f"{_bytes(row.subject_peak_memory)} / {_bytes(row.baseline_peak_memory)}",
             )
