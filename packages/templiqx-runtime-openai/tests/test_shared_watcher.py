@@ -132,3 +132,30 @@ def test_a_forked_child_gets_a_watcher_of_its_own(
     code, elapsed = results.get(timeout=5).split()
     assert code == RuntimeFailureCode.TIMEOUT.value
     assert float(elapsed) < 2.0
+
+
+class _BrokenToken:
+    """A cancel token that fails when asked (a host's bug), from the watcher's second look on."""
+
+    def __init__(self) -> None:
+        self.asked = 0
+
+    def is_set(self) -> bool:
+        self.asked += 1
+        if self.asked > 1:
+            raise RuntimeError("token backend is gone")
+        return False
+
+
+def test_a_failing_cancel_token_ends_its_call_and_the_watcher_keeps_watching(
+    serve: Serve, runtime_for: RuntimeFor, wire: SimpleNamespace
+) -> None:
+    silent = runtime_for(serve(Reply.silence()), timeout_ms=30_000)
+    started = time.monotonic()
+    assert _code_of(lambda: _stream(silent, wire, _BrokenToken())) is RuntimeFailureCode.CANCELLED
+    assert time.monotonic() - started < 1.0
+    ticking = runtime_for(serve(_ticking(wire)), timeout_ms=300)
+    started = time.monotonic()
+    assert _code_of(lambda: _stream(ticking, wire)) is RuntimeFailureCode.TIMEOUT
+    assert time.monotonic() - started < 1.0
+    assert len(_watchers()) == 1

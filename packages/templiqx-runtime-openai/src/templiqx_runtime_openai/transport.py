@@ -386,7 +386,8 @@ class _Watcher:
     def add(self, call: Call) -> None:
         with self._condition:
             self._calls.add(call)
-            if self._thread is None or self._pid != os.getpid():
+            thread = self._thread
+            if thread is None or self._pid != os.getpid() or not thread.is_alive():
                 self._start()
             self._wake_for(call)
 
@@ -429,7 +430,10 @@ class _Watcher:
                 due: list[tuple[Call, AbortReason]] = []
                 look_at: float | None = None
                 for call in self._calls:
-                    reason = call._due(now)
+                    try:
+                        reason = call._due(now)
+                    except Exception:  # a cancel token that fails to answer: unwatchable
+                        reason = "cancelled"
                     if reason is not None:
                         due.append((call, reason))
                         continue
@@ -445,7 +449,8 @@ class _Watcher:
                     self._planned = float("-inf")
                     continue
             for call, reason in due:  # outside the watcher's lock: abort takes the call's
-                call.abort(reason)
+                with contextlib.suppress(Exception):  # the watcher outlives any one call
+                    call.abort(reason)
 
 
 _WATCHER: Final = _Watcher()
