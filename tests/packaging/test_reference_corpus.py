@@ -28,7 +28,7 @@ def test_reads_it_too(reference: Path) -> None:
 
 
 def test_needs_nothing() -> None:
-    assert True
+    assert Path(__file__).name == "test_corpus.py"
 """
 
 

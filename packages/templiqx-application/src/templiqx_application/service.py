@@ -12,11 +12,9 @@ Both check arguments against the catalog strictly, run the operation, and always
 exception becomes a ``TQX_INTERNAL`` diagnostic.
 
 Streams and asyncio: :meth:`TempliqxService.stream_contract` returns an iterator over a
-streamed execution and :meth:`TempliqxService.astream_contract` its async twin
-(:mod:`templiqx_application.stream_runs`); :meth:`TempliqxService.ainvoke` and the ``a``-prefixed
-typed methods are awaitable and never block the event loop: blocking work runs on the service's
-bounded :class:`~templiqx_application.workers.WorkerPool`, and a runtime with the async twin
-(:class:`~templiqx_ports.AsyncRuntimeAdapter`) is awaited on the loop.
+streamed execution and :meth:`TempliqxService.astream_contract` its async twin;
+:meth:`TempliqxService.ainvoke` and the ``a``-prefixed typed methods are awaitable and never
+block the event loop (:mod:`templiqx_application.async_operations`, mixed into the service).
 
 Thread-safety: one service may be shared by any number of threads and event loops. It holds no
 per-call state; its contract cache (:mod:`templiqx_application.prepared`) and worker pool are
@@ -28,7 +26,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from templiqx_application import (
     artifacts,
@@ -38,7 +36,12 @@ from templiqx_application import (
     packages,
     validation,
 )
+from templiqx_application.async_operations import AsyncOperations
 from templiqx_application.authorized_context import Clock, utc_now
+from templiqx_application.call_arguments import compile_like_arguments
+from templiqx_application.call_arguments import given as _given
+from templiqx_application.call_arguments import internal_failure as _internal
+from templiqx_application.call_arguments import render_request as _request
 from templiqx_application.catalog import CATALOG, OperationSpec, bind_arguments, operation_spec
 from templiqx_application.context import ServiceContext, envelope
 from templiqx_application.diagnostics import error
@@ -54,16 +57,12 @@ from templiqx_contracts import (
 )
 from templiqx_ports import ArtifactWorkspace, CancelToken, PackageStore, RuntimeAdapter, StreamSink
 
-if TYPE_CHECKING:  # imported where used: blocking calls never load asyncio
-    from templiqx_application import stream_runs
-    from templiqx_application.stream_runs import AsyncContractStream, ContractStream
-
 __all__ = ["TempliqxService"]
 
 _Implementation = Callable[..., OperationEnvelope]
 
 
-class TempliqxService:
+class TempliqxService(AsyncOperations):
     """The catalog of operations over a package store, a workspace and a runtime.
 
     ``runtime`` defaults to the deterministic fake. Evals always run on the fake, whatever
@@ -281,229 +280,6 @@ class TempliqxService:
             cancel=cancel,
             limits=self._limits,
         )
-
-    def _prepare(self, bound: Mapping[str, Any]) -> execution.Execution | OperationEnvelope:
-        """Everything of an ``execute_contract`` before the runtime call (bound arguments)."""
-        try:
-            return execution.prepare_execution(
-                self._ctx,
-                self._ctx.runtime,
-                bound["package"],
-                bound["contract"],
-                _request(bound["inputs"], bound["context"]),
-                bound["capabilities"],
-                fixture_output=bound["fixture_output"],
-            )
-        except Exception as exc:  # the service never raises
-            return _internal("execute_contract", exc)
-
-    def _preparer(self, arguments: dict[str, Any] | OperationEnvelope) -> stream_runs.Prepare:
-        """Bind ``execute_contract`` arguments, then prepare (run when a stream opens)."""
-
-        def prepare() -> execution.Execution | OperationEnvelope:
-            if isinstance(arguments, OperationEnvelope):
-                return arguments
-            bound, diagnostics = bind_arguments(_EXECUTE_SPEC, arguments)
-            if diagnostics:
-                return envelope("execute_contract", diagnostics=diagnostics)
-            return self._prepare(bound)
-
-        return prepare
-
-    # --- streams and asyncio ----------------------------------------------------------------
-
-    def stream_contract(
-        self,
-        package: str,
-        contract: str,
-        *,
-        inputs: Mapping[str, Any] | None = None,
-        context: Mapping[str, Any] | None = None,
-        capabilities: list[str] | None = None,
-        request: RenderRequest | None = None,
-        fixture_output: Any = None,
-        cancel: CancelToken | None = None,
-    ) -> ContractStream:
-        """A streamed execution to iterate: ``with service.stream_contract(...) as run:``.
-
-        Entering compiles and checks it (``run.ok`` / ``run.envelope`` answer before any model
-        call); ``for event in run`` yields each event as the runtime emits it, the terminal
-        one last; leaving early cancels the runtime call. ``run.envelope`` is then
-        ``execute_contract(..., stream=True)``'s envelope. See
-        :mod:`templiqx_application.stream_runs`.
-        """
-        arguments = self._arguments(
-            "execute_contract",
-            package,
-            contract,
-            inputs,
-            context,
-            capabilities,
-            request,
-            {"fixture_output": fixture_output},
-        )
-        from templiqx_application.stream_runs import ContractStream
-
-        return ContractStream(self._preparer(arguments), self._pool, self._limits, cancel)
-
-    def astream_contract(
-        self,
-        package: str,
-        contract: str,
-        *,
-        inputs: Mapping[str, Any] | None = None,
-        context: Mapping[str, Any] | None = None,
-        capabilities: list[str] | None = None,
-        request: RenderRequest | None = None,
-        fixture_output: Any = None,
-        cancel: CancelToken | None = None,
-    ) -> AsyncContractStream:
-        """The async twin of :meth:`stream_contract`: ``async with ... as run: async for ...``.
-
-        Task cancellation and leaving early cancel the runtime call. A runtime with the async
-        twin runs on the event loop; any other on the service's worker pool.
-        """
-        arguments = self._arguments(
-            "execute_contract",
-            package,
-            contract,
-            inputs,
-            context,
-            capabilities,
-            request,
-            {"fixture_output": fixture_output},
-        )
-        from templiqx_application.stream_runs import AsyncContractStream
-
-        return AsyncContractStream(self._preparer(arguments), self._pool, self._limits, cancel)
-
-    async def ainvoke(
-        self,
-        name: str,
-        arguments: Mapping[str, Any] | None = None,
-        *,
-        sink: StreamSink | None = None,
-        cancel: CancelToken | None = None,
-    ) -> OperationEnvelope:
-        """The awaitable :meth:`invoke`: the same envelope, without blocking the event loop.
-
-        ``execute_contract`` awaits a natively async runtime on the loop (``sink`` is then
-        called on the loop's thread); everything else runs on the service's worker pool.
-        """
-        found = self._operation(name)
-        if isinstance(found, OperationEnvelope):
-            return found
-        spec, _ = found
-        given: Any = {} if arguments is None else arguments
-        if not isinstance(given, Mapping):
-            return await self._pool.run(lambda: self._call(name, given))
-        bound, diagnostics = bind_arguments(spec, given)
-        if diagnostics:
-            return envelope(spec.name, diagnostics=diagnostics)
-        return await self.ainvoke_bound(spec.name, bound, sink=sink, cancel=cancel)
-
-    async def ainvoke_bound(
-        self,
-        name: str,
-        bound: Mapping[str, Any],
-        *,
-        sink: StreamSink | None = None,
-        cancel: CancelToken | None = None,
-    ) -> OperationEnvelope:
-        """The awaitable :meth:`invoke_bound` (see :meth:`ainvoke`)."""
-        if name != "execute_contract":
-            return await self._pool.run(lambda: self.invoke_bound(name, bound))
-        from templiqx_application import stream_runs
-
-        arguments = dict(bound)
-        try:
-            return await stream_runs.aexecute(
-                lambda: self._prepare(arguments),
-                self._pool,
-                self._limits,
-                stream=arguments.get("stream") is True,
-                sink=sink,
-                cancel=cancel,
-            )
-        except Exception as exc:  # the service never raises (cancellation still propagates)
-            return _internal(name, exc)
-
-    async def acompile_contract(
-        self,
-        package: str,
-        contract: str,
-        *,
-        inputs: Mapping[str, Any] | None = None,
-        context: Mapping[str, Any] | None = None,
-        capabilities: list[str] | None = None,
-        request: RenderRequest | None = None,
-    ) -> OperationEnvelope:
-        """The awaitable :meth:`compile_contract` (runs on the worker pool)."""
-        return await self._pool.run(
-            lambda: self.compile_contract(
-                package,
-                contract,
-                inputs=inputs,
-                context=context,
-                capabilities=capabilities,
-                request=request,
-            )
-        )
-
-    async def arender_contract(
-        self,
-        package: str,
-        contract: str,
-        *,
-        inputs: Mapping[str, Any] | None = None,
-        context: Mapping[str, Any] | None = None,
-        capabilities: list[str] | None = None,
-        request: RenderRequest | None = None,
-    ) -> OperationEnvelope:
-        """The awaitable :meth:`render_contract` (runs on the worker pool)."""
-        return await self._pool.run(
-            lambda: self.render_contract(
-                package,
-                contract,
-                inputs=inputs,
-                context=context,
-                capabilities=capabilities,
-                request=request,
-            )
-        )
-
-    async def aexecute_contract(
-        self,
-        package: str,
-        contract: str,
-        *,
-        inputs: Mapping[str, Any] | None = None,
-        context: Mapping[str, Any] | None = None,
-        capabilities: list[str] | None = None,
-        request: RenderRequest | None = None,
-        fixture_output: Any = None,
-        stream: bool = False,
-        sink: StreamSink | None = None,
-        cancel: CancelToken | None = None,
-    ) -> OperationEnvelope:
-        """The awaitable :meth:`execute_contract`: the same envelope, the loop never blocked.
-
-        ``sink`` is called on the event loop's thread; one that raises cancels the call. Task
-        cancellation cancels the runtime call and propagates.
-        """
-        arguments = self._arguments(
-            "execute_contract",
-            package,
-            contract,
-            inputs,
-            context,
-            capabilities,
-            request,
-            {"fixture_output": fixture_output, "stream": stream},
-        )
-        if isinstance(arguments, OperationEnvelope):
-            return arguments
-        return await self.ainvoke("execute_contract", arguments, sink=sink, cancel=cancel)
 
     # --- typed methods, one per operation ---------------------------------------------------
 
@@ -759,68 +535,9 @@ class TempliqxService:
         sink: StreamSink | None = None,
         cancel: CancelToken | None = None,
     ) -> OperationEnvelope:
-        arguments = self._arguments(
+        arguments = compile_like_arguments(
             name, package, contract, inputs, context, capabilities, request, extra
         )
         if isinstance(arguments, OperationEnvelope):
             return arguments
         return self._call(name, arguments, sink=sink, cancel=cancel)
-
-    @staticmethod
-    def _arguments(
-        name: str,
-        package: str,
-        contract: str,
-        inputs: Mapping[str, Any] | None,
-        context: Mapping[str, Any] | None,
-        capabilities: list[str] | None,
-        request: RenderRequest | None,
-        extra: dict[str, Any],
-    ) -> dict[str, Any] | OperationEnvelope:
-        """The catalog arguments of a typed compile-like call, or the envelope refusing it."""
-        if request is not None:
-            if inputs is not None or context is not None:
-                return envelope(
-                    name,
-                    diagnostics=[
-                        error(
-                            "TQX_ARGUMENT_INVALID",
-                            "pass the values either as `request` or as `inputs`/`context`, "
-                            "not both",
-                            "/request",
-                        )
-                    ],
-                )
-            inputs, context = request.inputs, request.context
-        return _given(
-            package=package,
-            contract=contract,
-            inputs=inputs,
-            context=context,
-            capabilities=capabilities,
-            **extra,
-        )
-
-
-def _given(**arguments: Any) -> dict[str, Any]:
-    """The arguments a Python caller actually gave (``None`` means "use the default")."""
-    return {name: value for name, value in arguments.items() if value is not None}
-
-
-def _request(inputs: dict[str, Any], context: dict[str, Any]) -> RenderRequest:
-    return RenderRequest(inputs=inputs, context=context)
-
-
-def _internal(name: str, exc: Exception) -> OperationEnvelope:
-    return envelope(
-        name,
-        diagnostics=[
-            error(
-                "TQX_INTERNAL",
-                f"operation '{name}' failed unexpectedly: {type(exc).__name__}: {exc}",
-            )
-        ],
-    )
-
-
-_EXECUTE_SPEC = CATALOG[[spec.name for spec in CATALOG].index("execute_contract")]
