@@ -15,41 +15,9 @@ import pytest
 
 from templiqx_contracts import Contract, FieldSpec, MessageTemplate, TextNode
 from templiqx_core import validate_contract
-from templiqx_core.lru import LRU, digest_key
 from templiqx_core.schema import compile_schema
 
 MEGABYTE = 1_000_000
-
-
-def test_entries_are_bounded() -> None:
-    cache: LRU[str, int] = LRU(2)
-    cache.put("a", 1)
-    cache.put("b", 2)
-    assert cache.get("a") == 1  # now the most recently used
-    cache.put("c", 3)
-    assert (cache.get("a"), cache.get("b"), cache.get("c")) == (1, None, 3)
-    assert len(cache) == 2
-
-
-def test_total_weight_is_bounded() -> None:
-    cache: LRU[str, str] = LRU(100, max_weight=10, weigh=len)
-    cache.put("a", "xxxx")
-    cache.put("b", "yyyy")
-    cache.put("c", "zzzz")  # 12 > 10: the least recently used goes
-    assert cache.get("a") is None
-    assert cache.weight == 8
-    cache.put("b", "y")  # replacing a value replaces its weight
-    assert cache.weight == 5
-    cache.put("huge", "w" * 11)  # heavier than the whole budget: never kept
-    assert cache.get("huge") is None
-    assert cache.weight == 5
-    cache.clear()
-    assert (len(cache), cache.weight) == (0, 0)
-
-
-def test_digest_keys_are_short_and_distinct() -> None:
-    assert len(digest_key(b"x" * MEGABYTE)) == 32
-    assert digest_key(b"a") != digest_key(b"b")
 
 
 @pytest.fixture

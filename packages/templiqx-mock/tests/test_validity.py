@@ -181,33 +181,24 @@ def test_the_schema_cache_is_keyed_by_digest_and_bounded_by_bytes(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Issue #18's rule for caches: a key is the schema's 32-byte SHA-256 digest (the cache
-    never holds a schema), and the kept schemas' total size stays under the byte bound — the
-    oldest go first, and one larger than the bound alone is checked without being kept."""
-    import hashlib
-
+    never holds a schema), each entry weighs the schema's encoded size, and one larger than the
+    byte bound alone is checked without being kept (eviction itself: the LRU's own tests)."""
     import msgspec
 
-    from templiqx_mock.validity import _CACHED_BYTES, _Cache
+    from templiqx_contracts import LRU, digest_key
+    from templiqx_mock.validity import _CACHED_BYTES, _CACHED_SCHEMAS
 
-    assert _CACHED_BYTES == 16 * 1024 * 1024
-    monkeypatch.setattr("templiqx_mock.validity._CACHED_BYTES", 20_000)
-    cache = _Cache()
+    assert (_CACHED_SCHEMAS, _CACHED_BYTES) == (256, 16 * 1024 * 1024)
+    cache: LRU[bytes, Any] = LRU(_CACHED_SCHEMAS, max_weight=20_000, weigh=lambda entry: entry[1])
     monkeypatch.setattr("templiqx_mock.validity._cache", cache)
-    schemas = [{"enum": [f"{i}-{j}-" * 10 for j in range(100)]} for i in range(10)]
-    sizes = [len(msgspec.msgpack.encode(schema)) for schema in schemas]
-    assert all(4_000 < size < 20_000 for size in sizes)
-    for schema in schemas:
-        assert output_schema_valid(schema, schema["enum"][0])
-        assert not output_schema_valid(schema, "nope")
-    assert all(len(key) == 32 for key in cache.entries)
-    assert cache.bytes == sum(size for _, size in cache.entries.values()) <= 20_000
-    assert 0 < len(cache.entries) < len(schemas)
-    newest = hashlib.sha256(msgspec.msgpack.encode(schemas[-1])).digest()
-    oldest = hashlib.sha256(msgspec.msgpack.encode(schemas[0])).digest()
-    assert newest in cache.entries
-    assert oldest not in cache.entries
+    schema = {"enum": [f"{j}-" * 10 for j in range(100)]}
+    encoded = msgspec.msgpack.encode(schema)
+    assert output_schema_valid(schema, schema["enum"][0])
+    assert not output_schema_valid(schema, "nope")
+    assert len(cache) == 1
+    assert digest_key(encoded) in cache
+    assert cache.weight == len(encoded)
     huge = {"enum": ["x" * 30_000]}
     assert output_schema_valid(huge, "x" * 30_000)
-    assert hashlib.sha256(msgspec.msgpack.encode(huge)).digest() not in cache.entries
-    assert output_schema_valid(schemas[0], schemas[0]["enum"][0])  # evicted: compiled again
-    assert oldest in cache.entries
+    assert digest_key(msgspec.msgpack.encode(huge)) not in cache
+    assert len(cache) == 1

@@ -69,6 +69,7 @@ from templiqx_contracts.formats import (
 )
 from templiqx_contracts.json_numbers import find_outside_strings, float_markers
 from templiqx_contracts.json_value import JSONDecodeError, decode_json
+from templiqx_contracts.lru import LRU, digest_key
 from templiqx_contracts.package import (
     SIGNATURE_ALGORITHM,
     AuthorizedMergeContext,
@@ -184,6 +185,7 @@ __all__ = [
     "ExtensionSpec",
     "Failed",
     "JSONDecodeError",
+    "LRU",
     "FieldSpec",
     "Filter",
     "ForEachNode",
@@ -234,6 +236,7 @@ __all__ = [
     "__version__",
     "canonical_json",
     "decode_json",
+    "digest_key",
     "declared_tools",
     "decode_stream_event",
     "encode_stream_event",

@@ -18,8 +18,8 @@ from typing import Any, Final
 import msgspec
 
 from templiqx_contracts import Diagnostic, FormatPlan, elide, format_plan
+from templiqx_contracts.lru import LRU, digest_key
 from templiqx_core import codes
-from templiqx_core.lru import LRU, digest_key
 
 __all__ = [
     "OUTPUT_VIOLATION_LIMIT",

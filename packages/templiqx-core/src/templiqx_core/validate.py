@@ -13,10 +13,10 @@ from typing import Any, Final
 import msgspec
 
 from templiqx_contracts import API_VERSION, Contract, Diagnostic, TypedComponent
+from templiqx_contracts.lru import LRU, digest_key
 from templiqx_core import codes
 from templiqx_core.bounded import validate_bounded_schema
 from templiqx_core.components import component_content, find_component_cycle, legacy_arguments
-from templiqx_core.lru import LRU, digest_key
 from templiqx_core.schema import compile_schema, validate_instance
 from templiqx_core.semver import is_semver
 from templiqx_core.static_types import STRING_SCHEMA, ContentChecker, is_identifier

@@ -17,17 +17,16 @@ compiled for each check and not kept.
 
 from __future__ import annotations
 
-import hashlib
-import threading
-from collections import OrderedDict
 from typing import Any, Final, NamedTuple
 
 import jsonschema_rs
 import msgspec
 
 from templiqx_contracts import (
+    LRU,
     CompiledInteraction,
     FormatPlan,
+    digest_key,
     format_plan,
     interaction_output_valid,
 )
@@ -63,47 +62,23 @@ def _checker(schema: Any) -> _Checker:
     return _Checker(engine, format_plan(schema))
 
 
-class _Cache:
-    """Checkers by schema digest, least recently used first, bounded by count and bytes."""
-
-    def __init__(self) -> None:
-        self.entries: OrderedDict[bytes, tuple[_Checker, int]] = OrderedDict()
-        self.bytes = 0
-        self._lock = threading.Lock()
-
-    def checker(self, schema: Any) -> _Checker:
-        try:
-            encoded = _encode(schema)  # msgpack keeps integer/float identity
-        except (TypeError, ValueError, OverflowError):
-            return _checker(schema)
-        key = hashlib.sha256(encoded).digest()
-        with self._lock:
-            found = self.entries.get(key)
-            if found is not None:
-                self.entries.move_to_end(key)
-                return found[0]
-        built = _checker(schema)
-        size = len(encoded)
-        if size > _CACHED_BYTES:
-            return built
-        with self._lock:
-            previous = self.entries.pop(key, None)
-            if previous is not None:
-                self.bytes -= previous[1]
-            self.entries[key] = (built, size)
-            self.bytes += size
-            while len(self.entries) > _CACHED_SCHEMAS or self.bytes > _CACHED_BYTES:
-                _, (_, dropped) = self.entries.popitem(last=False)
-                self.bytes -= dropped
-        return built
+_cache: Final[LRU[bytes, tuple[_Checker, int]]] = LRU(
+    _CACHED_SCHEMAS, max_weight=_CACHED_BYTES, weigh=lambda entry: entry[1]
+)
+"""Checkers with the size of the schema each was compiled from (its weight)."""
 
 
-_cache: Final = _Cache()
+def _cached_checker(schema: Any) -> _Checker:
+    try:
+        encoded = _encode(schema)  # msgpack keeps integer/float identity
+    except (TypeError, ValueError, OverflowError):
+        return _checker(schema)
+    return _cache.cached(digest_key(encoded), lambda: (_checker(schema), len(encoded)))[0]
 
 
 def output_schema_valid(schema: Any, output: Any) -> bool:
     """Whether ``output`` satisfies ``schema`` as the application's check decides it."""
-    return _cache.checker(schema).accepts(output)
+    return _cached_checker(schema).accepts(output)
 
 
 def interaction_valid(interaction: CompiledInteraction, output: Any) -> bool:

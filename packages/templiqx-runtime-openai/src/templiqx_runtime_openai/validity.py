@@ -17,17 +17,16 @@ compiled for each call and not kept.
 
 from __future__ import annotations
 
-import hashlib
-import threading
-from collections import OrderedDict
 from typing import Any, Final
 
 import jsonschema_rs
 import msgspec
 
 from templiqx_contracts import (
+    LRU,
     CompiledInteraction,
     FormatPlan,
+    digest_key,
     format_plan,
     interaction_output_valid,
 )
@@ -57,47 +56,23 @@ def _compile(schema: Any) -> _Compiled:
     return _Compiled(validator, format_plan(schema))
 
 
-class _Cache:
-    """Compiled schemas by digest, least recently used first, bounded by count and bytes."""
-
-    def __init__(self) -> None:
-        self.entries: OrderedDict[bytes, tuple[_Compiled, int]] = OrderedDict()
-        self.bytes = 0
-        self._lock = threading.Lock()
-
-    def compiled(self, schema: Any) -> _Compiled:
-        try:
-            encoded = _encode(schema)  # msgpack keeps integer/float identity
-        except (TypeError, ValueError, OverflowError):
-            return _compile(schema)
-        key = hashlib.sha256(encoded).digest()
-        with self._lock:
-            found = self.entries.get(key)
-            if found is not None:
-                self.entries.move_to_end(key)
-                return found[0]
-        built = _compile(schema)
-        size = len(encoded)
-        if size > _CACHE_BYTES:
-            return built
-        with self._lock:
-            previous = self.entries.pop(key, None)
-            if previous is not None:
-                self.bytes -= previous[1]
-            self.entries[key] = (built, size)
-            self.bytes += size
-            while len(self.entries) > _CACHE_SIZE or self.bytes > _CACHE_BYTES:
-                _, (_, dropped) = self.entries.popitem(last=False)
-                self.bytes -= dropped
-        return built
+_cache: Final[LRU[bytes, tuple[_Compiled, int]]] = LRU(
+    _CACHE_SIZE, max_weight=_CACHE_BYTES, weigh=lambda entry: entry[1]
+)
+"""Compiled schemas with the size of the schema each was compiled from (its weight)."""
 
 
-_cache: Final = _Cache()
+def _compiled(schema: Any) -> _Compiled:
+    try:
+        encoded = _encode(schema)  # msgpack keeps integer/float identity
+    except (TypeError, ValueError, OverflowError):
+        return _compile(schema)
+    return _cache.cached(digest_key(encoded), lambda: (_compile(schema), len(encoded)))[0]
 
 
 def output_schema_valid(schema: Any, output: Any) -> bool:
     """Whether ``output`` satisfies ``schema`` under the bounded rules (never raises)."""
-    compiled = _cache.compiled(schema)
+    compiled = _compiled(schema)
     validator = compiled.validator
     if validator is None:
         return False

@@ -1,4 +1,5 @@
-"""A small thread-safe, bounded LRU map (the core's only state: caches of pure results).
+"""A small thread-safe, bounded LRU map for caches of pure results (the core's compiled schemas
+and validations, the adapters' compiled output schemas).
 
 A cache is bounded twice: by entries and, when it is given a ``weigh`` function, by the total
 weight (bytes) of its values. Keys should be short: :func:`digest_key` turns an encoded
@@ -71,6 +72,19 @@ class LRU(Generic[K, V]):
                 _, (_, dropped) = self._data.popitem(last=False)
                 self._weight -= dropped
 
+    def cached(self, key: K, build: Callable[[], V]) -> V:
+        """The value for ``key``, built by ``build`` and kept (within the bounds) when missing.
+
+        ``build`` runs outside the lock, so two threads missing the same key at once may both
+        build it; the value is a pure result, so either may be kept.
+        """
+        found = self.get(key)
+        if found is not None:
+            return found
+        built = build()
+        self.put(key, built)
+        return built
+
     def clear(self) -> None:
         """Forget every entry."""
         with self._lock:
@@ -82,6 +96,11 @@ class LRU(Generic[K, V]):
         """The total weight of the values held."""
         with self._lock:
             return self._weight
+
+    def __contains__(self, key: object) -> bool:
+        """Whether ``key`` is held (without marking it used)."""
+        with self._lock:
+            return key in self._data
 
     def __len__(self) -> int:
         with self._lock:

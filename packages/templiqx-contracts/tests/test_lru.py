@@ -1,0 +1,84 @@
+"""The bounded LRU map behind every cache of pure results (core and adapters alike)."""
+
+from __future__ import annotations
+
+import threading
+
+from templiqx_contracts import LRU, digest_key
+
+MEGABYTE = 1_000_000
+
+
+def test_entries_are_bounded() -> None:
+    cache: LRU[str, int] = LRU(2)
+    cache.put("a", 1)
+    cache.put("b", 2)
+    assert cache.get("a") == 1  # now the most recently used
+    cache.put("c", 3)
+    assert (cache.get("a"), cache.get("b"), cache.get("c")) == (1, None, 3)
+    assert len(cache) == 2
+
+
+def test_total_weight_is_bounded() -> None:
+    cache: LRU[str, str] = LRU(100, max_weight=10, weigh=len)
+    cache.put("a", "xxxx")
+    cache.put("b", "yyyy")
+    cache.put("c", "zzzz")  # 12 > 10: the least recently used goes
+    assert cache.get("a") is None
+    assert cache.weight == 8
+    cache.put("b", "y")  # replacing a value replaces its weight
+    assert cache.weight == 5
+    cache.put("huge", "w" * 11)  # heavier than the whole budget: never kept
+    assert cache.get("huge") is None
+    assert cache.weight == 5
+    cache.clear()
+    assert (len(cache), cache.weight) == (0, 0)
+
+
+def test_digest_keys_are_short_and_distinct() -> None:
+    assert len(digest_key(b"x" * MEGABYTE)) == 32
+    assert digest_key(b"a") != digest_key(b"b")
+
+
+def test_cached_builds_once_and_keeps_within_the_bounds() -> None:
+    built: list[str] = []
+
+    def build(value: str) -> str:
+        built.append(value)
+        return value
+
+    cache: LRU[str, str] = LRU(10, max_weight=5, weigh=len)
+    assert cache.cached("a", lambda: build("aaa")) == "aaa"
+    assert cache.cached("a", lambda: build("other")) == "aaa"  # kept: not built again
+    assert built == ["aaa"]
+    assert cache.cached("big", lambda: build("bbbbbb")) == "bbbbbb"  # heavier than the bound
+    assert "big" not in cache
+    assert cache.cached("big", lambda: build("bbbbbb")) == "bbbbbb"
+    assert built == ["aaa", "bbbbbb", "bbbbbb"]
+
+
+def test_membership_does_not_refresh_an_entry() -> None:
+    cache: LRU[str, int] = LRU(2)
+    cache.put("a", 1)
+    cache.put("b", 2)
+    assert "a" in cache
+    cache.put("c", 3)  # "a" is still the least recently used
+    assert "a" not in cache
+    assert "b" in cache
+    assert "c" in cache
+
+
+def test_concurrent_use_keeps_the_bounds() -> None:
+    cache: LRU[int, int] = LRU(8, max_weight=100, weigh=lambda value: value % 20)
+
+    def work(offset: int) -> None:
+        for key in range(offset, offset + 500):
+            cache.cached(key % 37, lambda key=key: key)
+
+    threads = [threading.Thread(target=work, args=(n * 1000,)) for n in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(cache) <= 8
+    assert cache.weight <= 100
