@@ -236,6 +236,33 @@ def test_fine_grained_changes_under_a_huge_path_fall_back_to_copies() -> None:
     assert applied == {key: "x" * 100_000}
 
 
+def test_tool_call_deltas_between_coarse_steps_cost_nothing() -> None:
+    """Only the end of the stream catches the value up: a tool-call delta after every delta
+    does not make the view copy the whole value each time."""
+    key = "k" * 5_000
+    events: list[StreamEvent] = [Delta(text='{"' + key + '": "')]
+    for _ in range(20_000):
+        events += [Delta(text="x"), ToolCallDelta(name="t", arguments_fragment="")]
+    events.append(Failed(code="TQX_RUNTIME_TIMEOUT", message="stopped"))
+    view = PartialView(SCHEMA)
+    total = 0
+    applied: Any = MISSING
+    for event in events:
+        update = view.read(event)
+        if isinstance(event, ToolCallDelta):
+            assert update.changes == ()
+        total += len(encode_partial_changes(update.changes)) if update.changes else 0
+        applied = apply_partial_changes(applied, update.changes)
+    assert applied == view.value == {key: "x" * 20_000}
+    read = answer_bytes(events)
+    assert total <= CHANGE_BYTES_PER_ANSWER_BYTE * read + CHANGE_BYTES_ALLOWANCE + 5 * read + 64
+
+
+def test_a_change_rate_that_cannot_pay_for_a_copy_is_refused() -> None:
+    with pytest.raises(ValueError, match="change_rate must be more than 5"):
+        PartialView(SCHEMA, change_rate=5)
+
+
 def test_a_well_formed_answer_in_small_deltas_is_never_coarsened() -> None:
     text = json.dumps({"title": "Q3 " * 2000, "items": [{"n": i, "s": "ab"} for i in range(500)]})
     view = PartialView(SCHEMA, change_allowance=0)

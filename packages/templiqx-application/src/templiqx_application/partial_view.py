@@ -39,6 +39,7 @@ from templiqx_contracts import (
     Complete,
     Delta,
     Diagnostic,
+    Failed,
     PartialAppend,
     PartialChange,
     PartialSet,
@@ -272,7 +273,9 @@ class PartialView:
             )
         if isinstance(event, Complete):
             return self._complete(event)
-        return self._update(event, changes=self._caught_up())
+        if isinstance(event, Failed):  # the end: show the value as the deltas left it
+            return self._update(event, changes=self._caught_up())
+        return self._update(event)  # a tool-call delta changes nothing
 
     def _update(
         self,
