@@ -40,7 +40,12 @@ if TYPE_CHECKING:
         DeterministicFakeRuntime,
         create_fake_runtime,
     )
-    from templiqx_application.partial_view import PartialUpdate, PartialView
+    from templiqx_application.partial_view import (
+        CHANGE_BYTES_ALLOWANCE,
+        CHANGE_BYTES_PER_ANSWER_BYTE,
+        PartialUpdate,
+        PartialView,
+    )
     from templiqx_application.service import TempliqxService
     from templiqx_application.signing import SIGNING_KEY_ENV, STRICT_ENV, signature_value
     from templiqx_application.stream_record import DEFAULT_STREAM_LIMITS, StreamLimits
@@ -59,6 +64,8 @@ __all__ = [
     "AUTHORIZED_MERGE_KEY",
     "CANCEL_GRACE_S",
     "CATALOG",
+    "CHANGE_BYTES_ALLOWANCE",
+    "CHANGE_BYTES_PER_ANSWER_BYTE",
     "DEFAULT_STREAM_LIMITS",
     "DEFAULT_WORKER_THREADS",
     "FAKE_RUNTIME_DESCRIPTOR",
@@ -123,6 +130,8 @@ if not TYPE_CHECKING:  # type checkers see the imports above, and no module __ge
             "create_fake_runtime",
         ),
         "templiqx_application.partial_view": (
+            "CHANGE_BYTES_ALLOWANCE",
+            "CHANGE_BYTES_PER_ANSWER_BYTE",
             "PartialUpdate",
             "PartialView",
         ),
