@@ -1,0 +1,1 @@
+"""templiqx-ray."""
