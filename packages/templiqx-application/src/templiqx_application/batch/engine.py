@@ -683,9 +683,9 @@ class BatchEngine:
                     error(
                         "TQX_HOST_RETRY_EXHAUSTED",
                         f"gave up after {attempt} attempts; the last failed with {diagnostic.code}",
-                        help="lower --concurrency or the rate budgets, raise --max-attempts, "
-                        "or resume the run later (failed rows can be run again with "
-                        "--retry-failed)",
+                        help="lower the concurrency or the rate budgets, or allow more "
+                        "attempts (--max-attempts); with --cache, a new run executes only the "
+                        "rows that failed",
                     )
                 )
         concluded = execution.conclude(
