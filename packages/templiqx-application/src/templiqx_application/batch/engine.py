@@ -505,11 +505,11 @@ class BatchEngine:
 
     async def _row(self, row: BatchRow) -> BatchResult:
         if row.problem is not None:
-            return self._refused(row, self.contract, [row.problem])
+            return self._refused(row, row.contract or self.contract, [row.problem])
         contract = self._contract_of(row)
         if isinstance(contract, Diagnostic):
-            return self._refused(row, self.contract, [contract])
-        label = None if self.contract is not None else contract
+            return self._refused(row, row.contract or self.contract, [contract])
+        label = contract
         loaded = await self._load(contract)
         if loaded.contract is None:
             return self._refused(row, label, loaded.diagnostics)

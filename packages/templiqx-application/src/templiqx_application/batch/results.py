@@ -64,8 +64,9 @@ class EvalOutcome(msgspec.Struct, kw_only=True, frozen=True, omit_defaults=True)
     mismatched: list[str] = msgspec.field(default_factory=list)
 
 
-class BatchResult(msgspec.Struct, kw_only=True, frozen=True, omit_defaults=True):
-    """The outcome of one row (one line of the JSONL output)."""
+class BatchResult(msgspec.Struct, kw_only=True, frozen=True):
+    """The outcome of one row (one line of the JSONL output; every field is always written,
+    ``null`` when unknown, so each line has the same keys)."""
 
     index: int
     id: str | None = None
