@@ -14,12 +14,13 @@ import dataclasses
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from collections.abc import Container
+    from collections.abc import Container, Iterable
 
     from templiqx_application.batch import (
         AsyncBatchRun,
         BatchLedger,
         BatchOptions,
+        BatchResult,
         BatchRun,
         RateBudget,
         ResultCache,
@@ -54,6 +55,7 @@ class BatchOperations:
         skip: Container[int] | None,
         on_row: RowHook | None,
         cancel: CancelToken | None,
+        previous: Iterable[BatchResult] = (),
     ) -> BatchEngine:
         from templiqx_application.batch import BatchOptions, RetryPolicy
         from templiqx_application.batch.engine import BatchEngine
@@ -81,6 +83,7 @@ class BatchOperations:
             skip=skip,
             on_row=on_row,
             cancel=cancel,
+            previous=previous,
         )
 
     def batch(
@@ -100,6 +103,7 @@ class BatchOperations:
         cache: ResultCache | None = None,
         budget: RateBudget | None = None,
         skip: Container[int] | None = None,
+        previous: Iterable[BatchResult] = (),
         on_row: RowHook | None = None,
         cancel: CancelToken | None = None,
     ) -> BatchRun:
@@ -138,6 +142,7 @@ class BatchOperations:
             skip=skip,
             on_row=on_row,
             cancel=cancel,
+            previous=previous,
         )
         return BatchRun(engine, rows)
 
@@ -158,6 +163,7 @@ class BatchOperations:
         cache: ResultCache | None = None,
         budget: RateBudget | None = None,
         skip: Container[int] | None = None,
+        previous: Iterable[BatchResult] = (),
         on_row: RowHook | None = None,
         cancel: CancelToken | None = None,
     ) -> AsyncBatchRun:
@@ -183,6 +189,7 @@ class BatchOperations:
             skip=skip,
             on_row=on_row,
             cancel=cancel,
+            previous=previous,
         )
         return AsyncBatchRun(engine, rows)
 
@@ -196,6 +203,7 @@ class BatchOperations:
         concurrency: int | None = None,
         ledger: BatchLedger | None = None,
         skip: Container[int] | None = None,
+        previous: Iterable[BatchResult] = (),
         cancel: CancelToken | None = None,
     ) -> BatchRun:
         """Evals at scale: ``test_package`` / ``run_eval`` over a dataset of cases.
@@ -219,6 +227,7 @@ class BatchOperations:
             skip=skip,
             on_row=None,
             cancel=cancel,
+            previous=previous,
         )
         return BatchRun(engine, rows)
 
@@ -232,6 +241,7 @@ class BatchOperations:
         concurrency: int | None = None,
         ledger: BatchLedger | None = None,
         skip: Container[int] | None = None,
+        previous: Iterable[BatchResult] = (),
         cancel: CancelToken | None = None,
     ) -> AsyncBatchRun:
         """The async twin of :meth:`test_dataset`."""
@@ -248,5 +258,6 @@ class BatchOperations:
             skip=skip,
             on_row=None,
             cancel=cancel,
+            previous=previous,
         )
         return AsyncBatchRun(engine, rows)

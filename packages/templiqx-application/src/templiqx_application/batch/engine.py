@@ -34,7 +34,7 @@ import contextlib
 import random
 import threading
 import time
-from collections.abc import AsyncIterable, AsyncIterator, Callable, Container
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Container, Iterable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any
@@ -195,7 +195,9 @@ class BatchEngine:
     """One batch run on the calling event loop (see the module docstring).
 
     Use :meth:`results` once. ``skip`` holds row indexes that are already done (a resumed run):
-    they are neither run nor reported. ``ledger`` remembers finished requests (default: in
+    they are neither run nor reported; ``previous`` are their results (read once, counted into
+    the summary, so a resumed run's summary covers the whole output; ``skipped`` says how many
+    came from before). ``ledger`` remembers finished requests (default: in
     memory); ``cache`` is the opt-in result cache; ``budget`` overrides the rate budget the
     options describe (a budget shared across processes).
     """
@@ -214,6 +216,7 @@ class BatchEngine:
         skip: Container[int] | None = None,
         on_row: RowHook | None = None,
         cancel: CancelToken | None = None,
+        previous: Iterable[BatchResult] = (),
         clock: Callable[[], float] = time.monotonic,
         rng: random.Random | None = None,
     ) -> None:
@@ -243,6 +246,9 @@ class BatchEngine:
         self._stopping = False
         self._started = False
         self._summary = SummaryBuilder()
+        for earlier in previous:
+            self._summary.add(earlier)
+        self._summary.skipped = self._summary.rows
         self._setup_problems: list[Diagnostic] = []
         self._identity: str | None = None
         self._began = clock()
@@ -291,8 +297,13 @@ class BatchEngine:
             concurrency["lowest"] = round(limit.lowest, 2)
             concurrency["decreases"] = float(limit.decreases)
         refused = bool(self._setup_problems)
+        score = built.score()
+        fresh = built.rows - built.skipped
         return BatchSummary(
-            ok=not refused and not self.interrupted and built.failed == 0,
+            ok=not refused
+            and not self.interrupted
+            and built.failed == 0
+            and (score is None or score.failed == 0),
             package=self.package,
             contract=self.contract,
             runtime=self.scope,
@@ -309,11 +320,11 @@ class BatchEngine:
             latency_ms=built.latency_summary(),
             tokens=built.token_totals(),
             elapsed_s=round(elapsed, 3),
-            rows_per_s=round(built.rows / elapsed, 3) if elapsed > 0 and built.rows else None,
+            rows_per_s=round(fresh / elapsed, 3) if elapsed > 0 and fresh else None,
             concurrency=concurrency,
             interrupted=self.interrupted,
             diagnostics=[RowDiagnostic.of(d) for d in self._setup_problems],
-            score=built.score(),
+            score=score,
         )
 
     # --- the run ------------------------------------------------------------------------------
@@ -330,7 +341,7 @@ class BatchEngine:
             self._limit = AdaptiveLimit(
                 self.options.concurrency, floor=self.options.min_concurrency, clock=self._clock
             )
-            out: asyncio.Queue[tuple[BatchResult, dict[str, bool]] | _End] = asyncio.Queue()
+            out: asyncio.Queue[BatchResult | _End] = asyncio.Queue()
             admission = asyncio.Semaphore(self.options.admission)
             self._producer = asyncio.create_task(self._produce(rows, admission, out))
             watcher = self._watch_token()
@@ -340,11 +351,8 @@ class BatchEngine:
                     if isinstance(item, _End):
                         break
                     admission.release()
-                    result, fields = item
-                    self._summary.add(result)
-                    if fields:
-                        self._summary.add_fields(fields)
-                    yield result
+                    self._summary.add(item)
+                    yield item
             finally:
                 if watcher is not None:
                     watcher.cancel()
@@ -421,14 +429,13 @@ class BatchEngine:
         self,
         rows: AsyncIterable[BatchRow],
         admission: asyncio.Semaphore,
-        out: asyncio.Queue[tuple[BatchResult, dict[str, bool]] | _End],
+        out: asyncio.Queue[BatchResult | _End],
     ) -> None:
         try:
             async for row in rows:
                 if self._stopping:
                     break
                 if self._skip is not None and row.index in self._skip:
-                    self._summary.skipped += 1
                     continue
                 await admission.acquire()
                 if self.stopping:
@@ -444,9 +451,7 @@ class BatchEngine:
                 await asyncio.wait(set(self._tasks))
             out.put_nowait(_END)
 
-    async def _row_task(
-        self, row: BatchRow, out: asyncio.Queue[tuple[BatchResult, dict[str, bool]] | _End]
-    ) -> None:
+    async def _row_task(self, row: BatchRow, out: asyncio.Queue[BatchResult | _End]) -> None:
         try:
             if self._on_row is None:
                 result = await self._row(row)
@@ -469,8 +474,7 @@ class BatchEngine:
                 ],
                 source="refused",
             )
-        result, fields = self._scored(row, result)
-        out.put_nowait((result, fields))
+        out.put_nowait(self._scored(row, result))
 
     # --- one row ------------------------------------------------------------------------------
 
@@ -614,14 +618,16 @@ class BatchEngine:
             source=source,
         )
 
-    def _scored(self, row: BatchRow, result: BatchResult) -> tuple[BatchResult, dict[str, bool]]:
+    def _scored(self, row: BatchRow, result: BatchResult) -> BatchResult:
         if not self.options.evaluate:
-            return result, {}
+            return result
         if row.expected is msgspec.UNSET or result.source == "refused":
-            return msgspec.structs.replace(result, eval=EvalOutcome(passed=result.ok)), {}
+            return msgspec.structs.replace(result, eval=EvalOutcome(passed=result.ok))
         matched, mismatched, fields = compare(row.expected, result.output)
-        outcome = EvalOutcome(passed=result.ok and matched, matched=matched, mismatched=mismatched)
-        return msgspec.structs.replace(result, eval=outcome), fields
+        outcome = EvalOutcome(
+            passed=result.ok and matched, matched=matched, fields=fields, mismatched=mismatched
+        )
+        return msgspec.structs.replace(result, eval=outcome)
 
     # --- calling the runtime --------------------------------------------------------------
 

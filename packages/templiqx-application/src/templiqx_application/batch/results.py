@@ -21,6 +21,7 @@ from typing import Any, Literal
 
 import msgspec
 
+from templiqx_application.batch.scoring import pointer
 from templiqx_contracts import Diagnostic, Usage
 
 __all__ = [
@@ -55,12 +56,14 @@ class RowDiagnostic(msgspec.Struct, kw_only=True, frozen=True):
 class EvalOutcome(msgspec.Struct, kw_only=True, frozen=True, omit_defaults=True):
     """How an eval row scored: ``passed`` when the execution was ok and the output matched.
 
-    ``matched`` is ``None`` when the row gave no ``expected``; ``mismatched`` lists the JSON
-    pointers of the expected fields that differ (the first 20).
+    ``matched`` is ``None`` when the row gave no ``expected``; ``fields`` names the expected
+    object's top-level fields, compared one by one, and ``mismatched`` the JSON pointers of those
+    that differ (``""``: the output as a whole); at most 256 of each.
     """
 
     passed: bool
     matched: bool | None = None
+    fields: list[str] = msgspec.field(default_factory=list)
     mismatched: list[str] = msgspec.field(default_factory=list)
 
 
@@ -127,9 +130,11 @@ class EvalScore(msgspec.Struct, kw_only=True, frozen=True):
 class BatchSummary(msgspec.Struct, kw_only=True, frozen=True, omit_defaults=True):
     """Counts by outcome and code, latency quantiles and tokens of one batch run.
 
-    ``ok`` is true when every row that ran is ok and the run was neither refused nor
-    interrupted. ``rows`` counts the results this run produced; ``skipped`` the rows a resumed
-    run found already done; ``by_code`` counts failed rows by their first error code.
+    ``ok`` is true when every row that ran is ok (for an eval run: every case passed) and the
+    run was neither refused nor interrupted. ``rows`` counts the results in the output,
+    ``skipped`` those a resumed run found already there (the counts cover both; ``calls``,
+    ``elapsed_s`` and ``rows_per_s`` are this run's); ``by_code`` counts failed rows by their
+    first error code.
     """
 
     ok: bool
@@ -234,6 +239,9 @@ class SummaryBuilder:
     def _score(self, result: BatchResult) -> None:
         assert result.eval is not None
         self.evaluated = True
+        if result.eval.fields:
+            wrong = set(result.eval.mismatched)
+            self.add_fields({name: pointer(name) not in wrong for name in result.eval.fields})
         outcome = "passed" if result.eval.passed else "failed"
         if result.eval.passed:
             self.eval_passed += 1

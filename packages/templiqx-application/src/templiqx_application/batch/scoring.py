@@ -12,10 +12,10 @@ from typing import Any
 
 from templiqx_contracts import CanonicalJSONError, canonical_json
 
-__all__ = ["MAX_MISMATCHES", "compare"]
+__all__ = ["MAX_FIELDS", "compare", "pointer"]
 
-MAX_MISMATCHES = 20
-"""Mismatched pointers listed per row at most."""
+MAX_FIELDS = 256
+"""Expected fields scored one by one per row at most (and mismatches listed)."""
 
 _MISSING = object()
 
@@ -33,13 +33,21 @@ def _pointer(key: str) -> str:
     return "/" + key.replace("~", "~0").replace("/", "~1")
 
 
-def compare(expected: Any, output: Any) -> tuple[bool, list[str], dict[str, bool]]:
-    """Whether ``output`` matches ``expected``; the mismatched pointers; per-field matches."""
-    if isinstance(expected, dict) and isinstance(output, dict):
-        fields = {
-            str(key): _same(value, output.get(key, _MISSING)) for key, value in expected.items()
-        }
+def pointer(key: str) -> str:
+    """The JSON pointer of a top-level field."""
+    return _pointer(key)
+
+
+def compare(expected: Any, output: Any) -> tuple[bool, list[str], list[str]]:
+    """Whether ``output`` matches ``expected``; the mismatched pointers; the top-level fields
+    compared one by one (an expected object's first :data:`MAX_FIELDS`)."""
+    if isinstance(expected, dict):
+        got = output if isinstance(output, dict) else {}
+        fields = {str(key): _same(value, got.get(key, _MISSING)) for key, value in expected.items()}
         mismatched = [_pointer(key) for key, matched in fields.items() if not matched]
-        return not mismatched, mismatched[:MAX_MISMATCHES], fields
+        matched = not mismatched and isinstance(output, dict)
+        if not isinstance(output, dict):
+            mismatched = [""]
+        return matched, mismatched[:MAX_FIELDS], list(fields)[:MAX_FIELDS]
     matched = _same(expected, output)
-    return matched, [] if matched else [""], {}
+    return matched, [] if matched else [""], []

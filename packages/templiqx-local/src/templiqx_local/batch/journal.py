@@ -45,6 +45,7 @@ class _Indexed(msgspec.Struct):
 
 
 _INDEXED = msgspec.json.Decoder(_Indexed)
+_RESULT = msgspec.json.Decoder(BatchResult)
 
 
 class DoneSet:
@@ -90,6 +91,8 @@ class ResultJournal:
         self.path = Path(path)
         self.done = DoneSet()
         self.cut_bytes = 0
+        self._scanned = False
+        self._lines = 0
         try:
             self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
         except OSError as exc:
@@ -120,6 +123,7 @@ class ResultJournal:
     def _scan(self) -> None:
         """Read the done rows; cut a torn last line."""
         good = 0
+        self._scanned = True
         with os.fdopen(os.dup(self._fd), "rb") as handle:
             for number, line in enumerate(_raw_lines(handle), 1):
                 if not line.endswith(b"\n"):
@@ -137,11 +141,20 @@ class ResultJournal:
                         f"line {number} of {quote_input(str(self.path))} repeats row {index}",
                     )
                 good += len(line)
+                self._lines += 1
         size = os.fstat(self._fd).st_size
         if size > good:
             self.cut_bytes = size - good
             os.ftruncate(self._fd, good)
             os.fsync(self._fd)
+
+    def results(self) -> Iterator[BatchResult]:
+        """The results the file held when it was opened (read again, one line at a time)."""
+        if not self._scanned:
+            return
+        with open(self.path, "rb") as handle:
+            for line, _ in zip(_raw_lines(handle), range(self._lines), strict=False):
+                yield _RESULT.decode(line)
 
     @property
     def size(self) -> int:

@@ -259,8 +259,10 @@ def run_batch_files(
     dataset = open_dataset(files.input, format=files.input_format, mapping=files.mapping)
     exported = service.export_package_identity(files.package)
     identity = exported.fingerprints.get("package_identity") if exported.ok else None
-    options = dataclasses.replace(files.options, package_identity=identity)
-    if identity is None:  # the engine reports why, touching no file
+    pinned = files.options.package_identity
+    options = dataclasses.replace(files.options, package_identity=pinned or identity)
+    if identity is None or (pinned is not None and pinned != identity):
+        # the engine reports why (unknown package, another identity), touching no file
         run = service.batch(files.package, files.contract, [], options=options)
         list(run)
         return BatchOutcome(summary=run.summary, paths=paths, total_rows=None)
@@ -282,6 +284,7 @@ def run_batch_files(
                 concurrency=options.concurrency,
                 ledger=state,
                 skip=done,
+                previous=journal.results(),
                 cancel=cancel,
             )
         else:
@@ -294,6 +297,7 @@ def run_batch_files(
                 cache=cache,
                 budget=budget,
                 skip=done,
+                previous=journal.results(),
                 on_row=on_row,
                 cancel=cancel,
             )
