@@ -229,10 +229,6 @@ class BatchEngine:
         self._ledger: BatchLedger = ledger if ledger is not None else MemoryLedger()
         self._cache = cache
         self._budget: RateBudget | None = budget
-        if budget is None and (options.requests_per_minute or options.tokens_per_minute):
-            self._budget = LocalRateBudget(
-                options.requests_per_minute, options.tokens_per_minute, clock=clock
-            )
         self._skip = skip
         self._on_row = on_row
         self._cancel_token = cancel
@@ -341,6 +337,11 @@ class BatchEngine:
             self._limit = AdaptiveLimit(
                 self.options.concurrency, floor=self.options.min_concurrency, clock=self._clock
             )
+            wanted = self.options
+            if self._budget is None and (wanted.requests_per_minute or wanted.tokens_per_minute):
+                self._budget = LocalRateBudget(
+                    wanted.requests_per_minute, wanted.tokens_per_minute, clock=self._clock
+                )
             out: asyncio.Queue[BatchResult | _End] = asyncio.Queue()
             admission = asyncio.Semaphore(self.options.admission)
             self._producer = asyncio.create_task(self._produce(rows, admission, out))
