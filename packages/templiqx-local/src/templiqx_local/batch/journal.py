@@ -91,6 +91,8 @@ class ResultJournal:
         self.path = Path(path)
         self.done = DoneSet()
         self.cut_bytes = 0
+        self.appended = 0
+        """Results appended since opening (:attr:`done` stays what the file held then)."""
         self._scanned = False
         self._lines = 0
         try:
@@ -170,7 +172,7 @@ class ResultJournal:
                 view = view[written:]
         except OSError as exc:
             raise _os_error(self.path, exc) from None
-        self.done.add(result.index)
+        self.appended += 1
         self._dirty = True
         now = time.monotonic()
         if now - self._synced >= SYNC_INTERVAL_S:

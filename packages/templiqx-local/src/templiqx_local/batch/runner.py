@@ -322,6 +322,11 @@ def run_batch_files(
         state.close()
         if cache is not None:
             cache.close()
+    if outcome.summary.diagnostics and not resuming:
+        # refused before its first row (a contract that does not load, say): leave no output
+        # behind, so the same command runs once the cause is fixed
+        paths.journal.unlink(missing_ok=True)
+        RunState.remove(paths.state)
     finished = not outcome.summary.interrupted and not outcome.summary.diagnostics
     if paths.parquet and finished:
         write_parquet(paths.journal, paths.output)
