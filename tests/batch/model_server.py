@@ -64,10 +64,7 @@ def _completion(body: dict[str, Any]) -> tuple[bytes, str]:
     messages = body.get("messages", [])
     digest = hashlib.sha256(json.dumps(messages, sort_keys=True).encode()).hexdigest()
     label = digest[:12]
-    if body.get("response_format"):
-        content = json.dumps({"label": label})
-    else:
-        content = f"answer {label}"
+    content = json.dumps({"label": label}) if body.get("response_format") else f"answer {label}"
     characters = sum(len(str(m.get("content", ""))) for m in messages)
     prompt = max(1, characters // 4)
     answer = {
@@ -123,9 +120,9 @@ async def _answer(state: State, method: str, path: str, payload: bytes) -> bytes
     content, digest = _completion(body)
     seen = state.seen.get(digest, 0)
     state.seen[digest] = seen + 1
-    if options.transient_marker and options.transient_marker in text:
-        if seen < options.transient_times:
-            return _status(state, 503, _error("busy", "server_error"))
+    transient = options.transient_marker and options.transient_marker in text
+    if transient and seen < options.transient_times:
+        return _status(state, 503, _error("busy", "server_error"))
     state.in_flight += 1
     state.max_in_flight = max(state.max_in_flight, state.in_flight)
     try:
@@ -137,9 +134,7 @@ async def _answer(state: State, method: str, path: str, payload: bytes) -> bytes
     return _status(state, 200, content)
 
 
-def _status(
-    state: State, status: int, body: bytes, headers: dict[str, str] | None = None
-) -> bytes:
+def _status(state: State, status: int, body: bytes, headers: dict[str, str] | None = None) -> bytes:
     state.by_status[str(status)] = state.by_status.get(str(status), 0) + 1
     return _response(status, body, headers)
 
