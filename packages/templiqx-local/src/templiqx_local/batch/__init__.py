@@ -11,7 +11,14 @@ Parquet needs the ``parquet`` extra (pyarrow), imported only when a Parquet file
 """
 
 from templiqx_local.batch.cache import SqliteResultCache
-from templiqx_local.batch.datasets import FORMATS, Dataset, detect_format, open_dataset
+from templiqx_local.batch.datasets import (
+    FORMATS,
+    Dataset,
+    detect_format,
+    open_dataset,
+    row_from_json,
+    row_from_record,
+)
 from templiqx_local.batch.errors import BatchFileError
 from templiqx_local.batch.journal import DoneSet, ResultJournal
 from templiqx_local.batch.mapping import ColumnMapping, ColumnTarget
@@ -43,6 +50,8 @@ __all__ = [
     "detect_format",
     "open_dataset",
     "output_paths",
+    "row_from_json",
+    "row_from_record",
     "run_batch_files",
     "write_parquet",
 ]

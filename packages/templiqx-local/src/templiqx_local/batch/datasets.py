@@ -37,7 +37,16 @@ from templiqx_local.batch.errors import BatchFileError
 from templiqx_local.batch.mapping import ColumnMapping
 from templiqx_local.batch.parquet import import_pyarrow
 
-__all__ = ["FORMATS", "MAX_LINE_BYTES", "Dataset", "detect_format", "file_digest", "open_dataset"]
+__all__ = [
+    "FORMATS",
+    "MAX_LINE_BYTES",
+    "Dataset",
+    "detect_format",
+    "file_digest",
+    "open_dataset",
+    "row_from_json",
+    "row_from_record",
+]
 
 FORMATS: Final = ("jsonl", "csv", "parquet")
 
@@ -164,13 +173,7 @@ class Dataset:
                 index += 1
 
     def _json_row(self, line: bytes, index: int) -> BatchRow:
-        try:
-            record = _DECODER.decode(line)
-        except msgspec.DecodeError as exc:
-            return _problem(index, f"not valid JSON ({exc})")
-        if not isinstance(record, dict):
-            return _problem(index, f"a row is a JSON object, not {type(record).__name__}")
-        return self.mapping.row(record, index)
+        return row_from_json(line, index, self.mapping)
 
     # --- CSV ----------------------------------------------------------------------------------
 
@@ -225,13 +228,29 @@ class Dataset:
         index = 0
         for batch in handle.iter_batches(batch_size=_PARQUET_BATCH_ROWS):
             for record in batch.to_pylist():
-                try:
-                    values = _jsonable(record)
-                except ValueError as exc:
-                    yield _problem(index, str(exc))
-                else:
-                    yield self.mapping.row(values, index)
+                yield row_from_record(record, index, self.mapping)
                 index += 1
+
+
+def row_from_json(line: bytes | str, index: int, mapping: ColumnMapping) -> BatchRow:
+    """The row of one JSONL line (a problem row when it is not a JSON object)."""
+    try:
+        record = _DECODER.decode(line)
+    except msgspec.DecodeError as exc:
+        return _problem(index, f"not valid JSON ({exc})")
+    if not isinstance(record, dict):
+        return _problem(index, f"a row is a JSON object, not {type(record).__name__}")
+    return mapping.row(record, index)
+
+
+def row_from_record(record: dict[str, Any], index: int, mapping: ColumnMapping) -> BatchRow:
+    """The row of one Parquet (Arrow) record: dates and times as ISO 8601 text, decimals as
+    text; binary values, NaN and infinities make a problem row."""
+    try:
+        values = _jsonable(record)
+    except ValueError as exc:
+        return _problem(index, str(exc))
+    return mapping.row(values, index)
 
 
 def _lines(handle: io.BufferedReader) -> Iterator[bytes | None]:
