@@ -204,25 +204,26 @@ def _run_files(
     return outcome, interrupts.pressed > 0 or outcome.summary.interrupted
 
 
-def _human_summary(outcome: BatchOutcome, command: str) -> str:
+def _human_summary(outcome: BatchOutcome, command: str, label: str = "batch") -> str:
     summary = outcome.summary
     lines: list[str] = []
     target = summary.package + (f"/{summary.contract}" if summary.contract else "")
     if summary.diagnostics:
-        lines.append(f"✗ batch {target}: refused")
+        lines.append(f"✗ {label} {target}: refused")
         for diagnostic in summary.diagnostics:
             lines.append(f"  {diagnostic.code}: {diagnostic.message}")
         return "\n".join(lines)
     mark = "✓" if summary.ok else "✗"
-    head = f"{mark} batch {target}: {summary.rows} rows, {summary.succeeded} ok"
+    head = f"{mark} {label} {target}: {summary.rows} rows, {summary.succeeded} ok"
     if summary.failed:
         head += f", {summary.failed} failed"
     if summary.skipped:
         head += f" ({summary.skipped} already done)"
-    head += f" in {summary.elapsed_s:.1f} s"
-    if summary.rows_per_s:
-        head += f", {summary.rows_per_s:.1f} rows/s"
     lines.append(head)
+    elapsed = f"  elapsed: {summary.elapsed_s:.1f} s"
+    if summary.rows_per_s:
+        elapsed += f", {summary.rows_per_s:.1f} rows/s"
+    lines.append(elapsed)
     if summary.by_source:
         sources = ", ".join(f"{name} {count}" for name, count in summary.by_source.items())
         lines.append(f"  sources: {sources}")
@@ -509,7 +510,7 @@ def _finish_scored(outcome: BatchOutcome, interrupted: bool, settings: Globals) 
             report.pop(name, None)
         click.echo(dump_json(report, compact=True))
     else:
-        text = _human_summary(outcome, "")
+        text = _human_summary(outcome, "", "test")
         click.echo("\n".join(line for line in text.split("\n") if not line.startswith("  output:")))
     if interrupted:
         return EXIT_INTERRUPTED

@@ -176,6 +176,18 @@ class _Call:
     latency_ms: float
 
 
+@dataclass(frozen=True)
+class _Waiting:
+    """A row whose request is in flight for an earlier row: it waits for that outcome."""
+
+    running: asyncio.Future[BatchResult]
+    base: BatchResult
+
+
+_Claimed = tuple[BatchResult, "execution.Execution", str, "asyncio.Future[BatchResult]"]
+"""A claimed request: the row's base result, its execution, its key and its future."""
+
+
 class _End:
     """The engine's queue is finished."""
 
@@ -239,6 +251,7 @@ class BatchEngine:
         self._inflight: dict[str, asyncio.Future[BatchResult]] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self._producer: asyncio.Task[None] | None = None
+        self._last_turn: asyncio.Future[None] | None = None
         self._stopping = False
         self._started = False
         self._summary = SummaryBuilder()
@@ -441,7 +454,9 @@ class BatchEngine:
                 await admission.acquire()
                 if self.stopping:
                     break
-                task = asyncio.create_task(self._row_task(row, out))
+                turn = asyncio.get_running_loop().create_future()
+                previous, self._last_turn = self._last_turn, turn
+                task = asyncio.create_task(self._row_task(row, out, previous, turn))
                 self._tasks.add(task)
                 task.add_done_callback(self._tasks.discard)
         except asyncio.CancelledError:
@@ -452,13 +467,19 @@ class BatchEngine:
                 await asyncio.wait(set(self._tasks))
             out.put_nowait(_END)
 
-    async def _row_task(self, row: BatchRow, out: asyncio.Queue[BatchResult | _End]) -> None:
+    async def _row_task(
+        self,
+        row: BatchRow,
+        out: asyncio.Queue[BatchResult | _End],
+        previous: asyncio.Future[None] | None,
+        turn: asyncio.Future[None],
+    ) -> None:
         try:
             if self._on_row is None:
-                result = await self._row(row)
+                result = await self._row(row, previous, turn)
             else:
                 with self._on_row(row) as finish:
-                    result = await self._row(row)
+                    result = await self._row(row, previous, turn)
                     if callable(finish):
                         finish(result)
         except asyncio.CancelledError:
@@ -508,7 +529,39 @@ class BatchEngine:
             )
         return contract
 
-    async def _row(self, row: BatchRow) -> BatchResult:
+    async def _row(
+        self, row: BatchRow, previous: asyncio.Future[None] | None, turn: asyncio.Future[None]
+    ) -> BatchResult:
+        """One row. Rows claim their requests in file order (each waits for the row before it
+        to have claimed its own), so of several rows with one request the first in the file is
+        the one executed, whatever order their preparations finish in."""
+        try:
+            if previous is not None:
+                await asyncio.shield(previous)
+            claimed = await self._claim(row)
+        finally:
+            if not turn.done():
+                turn.set_result(None)
+        if isinstance(claimed, BatchResult):
+            return claimed
+        if isinstance(claimed, _Waiting):
+            return self._copy(await asyncio.shield(claimed.running), claimed.base)
+        base, prepared, key, future = claimed
+        try:
+            result = await self._execute(base, prepared)
+            self._ledger.record(key, result)
+            future.set_result(result)
+            return result
+        except BaseException:
+            future.cancel()
+            raise
+        finally:
+            del self._inflight[key]
+
+    async def _claim(self, row: BatchRow) -> BatchResult | _Waiting | _Claimed:
+        """Prepare ``row`` and claim its request: a finished result (refused, cached, or a copy
+        of a finished request), the future of the same request in flight, or what executing it
+        needs (the request now marked in flight)."""
         if row.problem is not None:
             return self._refused(row, row.contract or self.contract, [row.problem])
         contract = self._contract_of(row)
@@ -542,23 +595,13 @@ class BatchEngine:
                 return self._result(base, concluded, answer.receipt, answer.latency_ms, 0, "cache")
         running = self._inflight.get(key)
         if running is not None:
-            original = await asyncio.shield(running)
-            return self._copy(original, base)
+            return _Waiting(running, base)
         finished = self._ledger.finished(key)
         if finished is not None:
             return finished if finished.index == row.index else self._copy(finished, base)
         future: asyncio.Future[BatchResult] = asyncio.get_running_loop().create_future()
         self._inflight[key] = future
-        try:
-            result = await self._execute(base, prepared)
-            self._ledger.record(key, result)
-            future.set_result(result)
-            return result
-        except BaseException:
-            future.cancel()
-            raise
-        finally:
-            del self._inflight[key]
+        return base, prepared, key, future
 
     async def _prepare(
         self, row: BatchRow, contract: str, loaded: LoadedContract
