@@ -81,7 +81,7 @@ class Progress:
         self.done += 1
         if not result.ok:
             self.failed += 1
-            code = result.error_code or "TQX_UNKNOWN"
+            code = result.error_code or "(no code)"
             self.by_code[code] = self.by_code.get(code, 0) + 1
         self._draw(force=False)
 

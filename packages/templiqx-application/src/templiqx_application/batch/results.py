@@ -223,7 +223,7 @@ class SummaryBuilder:
             self.succeeded += 1
         else:
             self.failed += 1
-            code = result.error_code or "TQX_UNKNOWN"
+            code = result.error_code or "(no code)"
             self.by_code[code] = self.by_code.get(code, 0) + 1
         if result.source == "executed":
             if result.latency_ms is not None:
