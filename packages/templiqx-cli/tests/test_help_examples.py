@@ -68,6 +68,7 @@ SEQUENCE: list[
     ("compile", None, None),
     ("render", None, None),
     ("execute", None, None),
+    ("batch", None, None),
     ("export-package-identity", None, None),
     ("update-package", MANIFEST_FP, None),
     ("sign-package", MANIFEST_FP, None),

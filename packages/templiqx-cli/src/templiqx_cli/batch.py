@@ -67,11 +67,12 @@ stdout and to OUTPUT.summary.json.
 
 \b
 Examples:
-  templiqx --root packages batch support classify --input tickets.csv --output labels.jsonl
-  templiqx --runtime openai --root packages batch support classify \\
-      --input tickets.jsonl --output labels.jsonl --concurrency 32 --rpm 3000 --cache cache.db
-  templiqx --root packages batch support classify --input tickets.jsonl \\
-      --output labels.jsonl --resume
+  {example}
+  {example} --resume
+
+(The example rows carry the "output" the offline fake runtime answers with. With a model:
+templiqx --runtime openai --root DIR batch PACKAGE CONTRACT --input tickets.csv --output
+labels.jsonl --concurrency 32 --rpm 3000 --cache answers.db.)
 
 Rows: a JSONL line with an "inputs" object is a row as it stands (inputs, context, id, output,
 expected); any other line, CSV record or Parquet row is flat: the id column is the row's id and
@@ -88,6 +89,11 @@ Resuming: an existing output is never overwritten unless --overwrite is given; -
 finishes a run that stopped (Ctrl-C, a crash, kill -9) without running a finished row again.
 --cache FILE keeps the runtime's answers across runs, so after an edit only the rows whose
 requests changed are executed."""
+
+_BATCH_HELP = _BATCH_HELP.format(
+    example="templiqx --root fixtures/packages batch welcome account-digest "
+    "--input fixtures/datasets/accounts.jsonl --output digests.jsonl"
+)
 
 _DATASET_NOTE = (
     "With --dataset FILE, score a dataset of cases instead (JSONL, CSV or Parquet; each case "
