@@ -562,3 +562,19 @@ def test_as_row_names_what_is_wrong() -> None:
         as_row({"inputs": [1]}, 0)
     with pytest.raises(RowError, match="'id' must be a string"):
         as_row({"id": 5}, 0)
+
+
+def test_the_fake_knows_its_request_fingerprint_before_the_call(
+    root: Path, make_service: ServiceFactory
+) -> None:
+    from templiqx_application import DeterministicFakeRuntime
+
+    service = make_service(root)
+    envelope = service.compile_contract(
+        "app", "label", inputs={"text": "x"}, capabilities=["structured_output"]
+    )
+    assert envelope.ok, envelope.diagnostics
+    request = ExecutionRequest(interaction=envelope.result, fixture_output={"label": "x"})
+    fake = DeterministicFakeRuntime()
+    assert fake.request_fingerprint(request) == fake.execute(request).request_fingerprint
+    assert RuntimeAdapter.request_fingerprint(Scripted(predicts=False), request) is None
