@@ -59,12 +59,6 @@ Arguments:
   PACKAGE   The package.
   CONTRACT  The contract to run for every row.
 
-Results are appended to --output as rows finish, one JSON object per line: index, id, contract,
-request_fingerprint, ok, output, diagnostics (code, severity, message), usage, latency_ms,
-attempts and source (executed, duplicate, cache or refused). Rows whose requests are identical
-are executed once. A summary (counts by outcome and code, latency p50/p95, tokens) goes to
-stdout and to OUTPUT.summary.json.
-
 \b
 Examples:
   {example}
@@ -73,6 +67,12 @@ Examples:
 (The example rows carry the "output" the offline fake runtime answers with. With a model:
 templiqx --runtime openai --root DIR batch PACKAGE CONTRACT --input tickets.csv --output
 labels.jsonl --concurrency 32 --rpm 3000 --cache answers.db.)
+
+Results are appended to --output as rows finish, one JSON object per line: index, id, contract,
+request_fingerprint, ok, output, diagnostics (code, severity, message), usage, latency_ms,
+attempts and source (executed, duplicate, cache or refused). Rows whose requests are identical
+are executed once. A summary (counts by outcome and code, latency p50/p95, tokens) goes to
+stdout and to OUTPUT.summary.json.
 
 Rows: a JSONL line with an "inputs" object is a row as it stands (inputs, context, id, output,
 expected); any other line, CSV record or Parquet row is flat: the id column is the row's id and
