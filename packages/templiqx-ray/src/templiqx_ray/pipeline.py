@@ -65,6 +65,7 @@ from templiqx_ray.budget import start_budget
 __all__ = ["RayBatch", "RayOutcome", "run_ray_batch"]
 
 _RESULT = msgspec.json.Decoder(BatchResult)
+_READ_CPUS = 0.25
 
 
 @dataclass(frozen=True)
@@ -129,13 +130,18 @@ def _identity(spec: RayBatch) -> str:
     return spec.package_identity or found
 
 
-def _source(spec: RayBatch, kind: str) -> Any:
+def _source(spec: RayBatch, kind: str, blocks: int | None) -> Any:
+    """The dataset's records: a few blocks of it (Ray Data's default of 200 one-row blocks
+    costs a task each), read by tasks that reserve a quarter of a CPU (reading is light)."""
     path = os.path.abspath(spec.input)
+    sizing: dict[str, Any] = {"num_cpus": _READ_CPUS}
+    if blocks is not None:
+        sizing["override_num_blocks"] = blocks
     if kind == "jsonl":
-        lines = ray.data.read_text(path)
-        return lines.filter(lambda row: bool(str(row[TEXT_COLUMN]).strip()))
+        lines = ray.data.read_text(path, **sizing)
+        return lines.filter(lambda row: bool(str(row[TEXT_COLUMN]).strip()), num_cpus=_READ_CPUS)
     if kind == "parquet":
-        return ray.data.read_parquet(path)
+        return ray.data.read_parquet(path, **sizing)
     raise BatchFileError(
         "TQX_BATCH_INPUT_INVALID",
         "a Ray batch reads JSONL or Parquet (CSV cells have no types for Ray to keep): convert "
@@ -177,9 +183,12 @@ def run_ray_batch(
         budget = start_budget(spec.requests_per_minute, spec.tokens_per_minute)
     context = ray.data.DataContext.get_current()
     context.execution_options.preserve_order = True
-    source = _source(spec, kind)
-    count = _count(spec, kind, source)
-    numbered = ray.data.range(count).rename_columns({"id": INDEX_COLUMN}).zip(source)
+    local = _local_count(spec, kind)
+    blocks = None if local is None else max(1, min(64, -(-local // spec.batch_size)))
+    source = _source(spec, kind, blocks)
+    count = local if local is not None else int(source.count())
+    index = ray.data.range(count, override_num_blocks=blocks or 1)
+    numbered = index.rename_columns({"id": INDEX_COLUMN}).zip(source)
     runtime_env: dict[str, Any] = {}
     if spec.env:
         runtime_env["env_vars"] = dict(spec.env)
@@ -265,12 +274,12 @@ def run_ray_batch(
     return RayOutcome(summary=summary, output=paths.output, summary_path=paths.summary, rows=count)
 
 
-def _count(spec: RayBatch, kind: str, source: Any) -> int:
-    """The rows: read by the driver when it sees the file (a quick local pass, or Parquet's
-    footer), else counted by Ray (one more pass over the data)."""
+def _local_count(spec: RayBatch, kind: str) -> int | None:
+    """The rows, counted by the driver when it sees the file (a quick local pass, or Parquet's
+    footer); ``None`` otherwise (Ray counts them: one more pass over the data)."""
     if os.path.isfile(spec.input):
         return open_dataset(spec.input, format=kind).count()
-    return int(source.count())
+    return None
 
 
 def _runtime_label(spec: RayBatch) -> str:
