@@ -281,7 +281,7 @@ def _ray(settings: Settings) -> Comparison:
     )
     os.environ["RAY_ENABLE_UV_RUN_RUNTIME_ENV"] = "0"
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-    os.environ.setdefault("RAY_raylet_start_wait_time_s", "180")
+    os.environ.setdefault("RAY_agent_register_timeout_ms", "600000")
     import ray
 
     from templiqx_ray import RayBatch, run_ray_batch
