@@ -3,8 +3,8 @@
 One cluster for the module (``ray.init`` with the machine's two cores, no dashboard, Ray's
 ``uv run`` worker hook off so workers start from this environment), one loopback model server
 (``tests/batch/model_server.py``, its own process) that the actors' OpenAI runtime calls.
-Every pipeline runs under a watchdog (:func:`bounded`, :data:`BOUND_S`): one that has not
-ended by then fails its test and the cluster is shut down, so the module cannot hang CI.
+Every pipeline runs under a watchdog (:func:`run_ray_batch`, :data:`BOUND_S`): one that has
+not ended by then fails its test, so the module cannot hang CI.
 """
 
 from __future__ import annotations
@@ -22,8 +22,9 @@ from typing import Any
 import pytest
 
 REPO = Path(__file__).resolve().parents[3]
-BOUND_S = 300.0
-"""The longest one pipeline may take (a busy two-core machine: ~30 s; idle: a few seconds)."""
+BOUND_S = 600.0
+"""The longest one pipeline may take (measured here: 40-160 s at load 15 on two cores; far
+less on an idle machine)."""
 os.environ["RAY_ENABLE_UV_RUN_RUNTIME_ENV"] = "0"  # workers start from this interpreter
 os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
 # On a busy two-core machine the dashboard agent can take longer to come up than the raylet
@@ -48,7 +49,8 @@ def run_ray_batch(spec: RayBatch) -> RayOutcome:
     try:
         return future.result(timeout=BOUND_S)
     except Late:
-        ray.shutdown()
+        # no ray.shutdown() here: shutting Ray down under a running pipeline can abort this
+        # process; the module's fixture shuts the cluster down at its end
         pytest.fail(f"the Ray pipeline did not end within {BOUND_S} s")
     finally:
         pool.shutdown(wait=False)
