@@ -16,9 +16,10 @@ from __future__ import annotations
 import shutil
 import time
 from collections.abc import Callable
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
-from templiqx_application.batch import BatchResult
+if TYPE_CHECKING:  # the engine (and asyncio) load when a batch runs, not with the CLI
+    from templiqx_application.batch import BatchResult
 
 __all__ = ["MODES", "Progress", "format_duration"]
 
