@@ -34,7 +34,7 @@ if TYPE_CHECKING:
         bind_arguments,
         operation_spec,
     )
-    from templiqx_application.codes import APPLICATION_CODES, PORT_CODES, fix_hint
+    from templiqx_application.codes import APPLICATION_CODES, BATCH_CODES, PORT_CODES, fix_hint
     from templiqx_application.fake_runtime import (
         FAKE_RUNTIME_DESCRIPTOR,
         DeterministicFakeRuntime,
@@ -62,6 +62,7 @@ __version__ = "0.2.0"
 __all__ = [
     "APPLICATION_CODES",
     "AUTHORIZED_MERGE_KEY",
+    "BATCH_CODES",
     "CANCEL_GRACE_S",
     "CATALOG",
     "CHANGE_BYTES_ALLOWANCE",
@@ -121,6 +122,7 @@ if not TYPE_CHECKING:  # type checkers see the imports above, and no module __ge
         ),
         "templiqx_application.codes": (
             "APPLICATION_CODES",
+            "BATCH_CODES",
             "PORT_CODES",
             "fix_hint",
         ),

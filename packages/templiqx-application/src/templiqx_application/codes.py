@@ -9,9 +9,10 @@ from these tables (:func:`fix_hint`), so every diagnostic says how to fix it.
 
 from __future__ import annotations
 
+from templiqx_application.batch_codes import BATCH_CODES
 from templiqx_core import CORE_CODES
 
-__all__ = ["APPLICATION_CODES", "PORT_CODES", "fix_hint"]
+__all__ = ["APPLICATION_CODES", "BATCH_CODES", "PORT_CODES", "fix_hint"]
 
 APPLICATION_CODES: dict[str, str] = {
     # --- calling the service ---------------------------------------------------------------
@@ -106,4 +107,9 @@ PORT_CODES: dict[str, str] = {
 def fix_hint(code: str) -> str | None:
     """The fix hint of any code the service can report (application, port or core), or
     ``None`` for a code nothing here knows (a third-party adapter's own)."""
-    return APPLICATION_CODES.get(code) or PORT_CODES.get(code) or CORE_CODES.get(code)
+    return (
+        APPLICATION_CODES.get(code)
+        or PORT_CODES.get(code)
+        or CORE_CODES.get(code)
+        or BATCH_CODES.get(code)
+    )

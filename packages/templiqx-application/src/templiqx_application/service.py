@@ -11,6 +11,10 @@ Both check arguments against the catalog strictly, run the operation, and always
 :class:`~templiqx_contracts.OperationEnvelope`: nothing raises, prints or exits. An unexpected
 exception becomes a ``TQX_INTERNAL`` diagnostic.
 
+Batch runs: :meth:`TempliqxService.batch` (an iterator of row results) and
+:meth:`TempliqxService.abatch` run a contract over a dataset
+(:mod:`templiqx_application.batch_operations`).
+
 Streams and asyncio: :meth:`TempliqxService.stream_contract` returns an iterator over a
 streamed execution and :meth:`TempliqxService.astream_contract` its async twin;
 :meth:`TempliqxService.ainvoke` and the ``a``-prefixed typed methods are awaitable and never
@@ -38,6 +42,7 @@ from templiqx_application import (
 )
 from templiqx_application.async_operations import AsyncOperations
 from templiqx_application.authorized_context import Clock, utc_now
+from templiqx_application.batch_operations import BatchOperations
 from templiqx_application.call_arguments import compile_like_arguments
 from templiqx_application.call_arguments import given as _given
 from templiqx_application.call_arguments import internal_failure as _internal
@@ -62,7 +67,7 @@ __all__ = ["TempliqxService"]
 _Implementation = Callable[..., OperationEnvelope]
 
 
-class TempliqxService(AsyncOperations):
+class TempliqxService(AsyncOperations, BatchOperations):
     """The catalog of operations over a package store, a workspace and a runtime.
 
     ``runtime`` defaults to the deterministic fake. Evals always run on the fake, whatever

@@ -80,6 +80,7 @@ def run_call(options: Globals, call: OperationCall) -> int:
 
 def build_group() -> TempliqxGroup:
     """The ``templiqx`` command group, generated from the catalog."""
+    from templiqx_cli.batch import batch_command, with_dataset
     from templiqx_cli.commands import global_options
     from templiqx_cli.demo import demo_command
 
@@ -103,6 +104,9 @@ def build_group() -> TempliqxGroup:
             command = merged_command(merge, specs[merge.short], specs[merge.long], run_call)
             group.add_to_section(command, merge.section)
     group.add_to_section(demo_command(), "start")
+    group.add_to_section(batch_command(), "execution")
+    with_dataset(group.commands["test"], contract_positional=None)
+    with_dataset(group.commands["run-eval"], contract_positional="arg_contract")
     group.add_to_section(help_command(), "start")
     return group
 
