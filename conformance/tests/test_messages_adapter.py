@@ -3,8 +3,8 @@
 The subject is the worked example ``examples/anthropic-style-adapter`` (``acme_messages``): a
 Messages-style HTTP adapter on ``http.client`` whose streams are named events (``event:
 message_start`` / ``content_block_delta`` with ``text_delta`` or ``input_json_delta`` /
-``message_stop``, ``event: error``), with its :class:`~templiqx_conformance.Wire`
-(``messages_wire.MessagesWire``). The clean adapter passes every check; each variant below
+``message_stop``, ``event: error``), through the kit's own
+:class:`~templiqx_conformance.MessagesWire` (``messages_target.WIRE``). The clean adapter passes every check; each variant below
 plants one bug from the issue's table, and the check named beside it must fail with a message
 that says what is wrong. Each variant runs only its own check, to keep the run short.
 """
@@ -22,7 +22,7 @@ from acme_messages.exchange import Exchange
 from acme_messages.failures import Code, failure
 from acme_messages.messages import StreamReader
 from acme_messages.runtime import schema_accepts
-from messages_wire import MODEL, MessagesWire, make_runtime, target
+from messages_target import MODEL, WIRE, make_runtime, target
 
 from templiqx_conformance import (
     AdapterTarget,
@@ -32,9 +32,8 @@ from templiqx_conformance import (
     run_check,
     run_conformance,
 )
+from templiqx_conformance import SSE, Answer, fragments
 from templiqx_conformance.loopback import LoopbackServer, RecordedRequest, Reply
-from templiqx_conformance.wire import Answer, fragments
-from templiqx_conformance.wire_rig import opening, render
 from templiqx_contracts import (
     Complete,
     Delta,
@@ -48,14 +47,13 @@ from templiqx_contracts import (
 )
 from templiqx_ports import CancelToken, PortError, StreamSink, failed_event
 
-WIRE = MessagesWire()
 
 
 def test_the_clean_adapter_passes_every_check() -> None:
     report = run_conformance(target)
     assert report.ok, "\n".join(check.message for check in report.failed_checks)
     assert [check.name for check in report.checks] == check_names(WIRE)
-    assert report.transport == "acme-messages"
+    assert report.transport == "anthropic-messages"
     not_applicable = [c.name for c in report.checks if c.status is CheckStatus.NOT_APPLICABLE]
     assert not_applicable == ["streaming.default_projection"]
 
@@ -67,11 +65,12 @@ def test_the_clean_adapter_passes_every_check() -> None:
 def author_server() -> Iterator[LoopbackServer]:
     """What an author might point failure cases at: a 503, and an error after two deltas."""
     answer = Answer("author", fragments('{"ok": true, "note": "cut"}'), structured=True)
-    overloaded = [*opening(WIRE, answer, 2), *WIRE.encode_stream_error("overloaded")]
+    opening = list(WIRE.encode_stream(answer))[:5]  # start, ping, block start, two deltas
+    overloaded = [*opening, *(WIRE.encode_stream_error("overloaded") or [])]
     whole = Reply.json({"type": "error", "error": {"type": "overloaded_error", "message": "busy"}})
 
     def mid_stream(request: RecordedRequest) -> Reply:
-        return Reply.stream(render(overloaded)) if WIRE.is_stream_request(request) else whole
+        return Reply.stream(SSE.writes(overloaded)) if WIRE.is_stream_request(request) else whole
 
     routes = {
         "/mid-stream/v1/messages": mid_stream,
@@ -399,10 +398,10 @@ UNBOUNDED = {"max_response_bytes": 1 << 40, "max_line_bytes": 1 << 40, "max_stre
 
 PLANTED = [
     Planted(
-        "streamed receipt's output fingerprint differs from execute's",
+        "streamed receipt's output fingerprint does not match its output",
         made(StreamedFingerprintDiffers),
-        "streaming.complete_matches_execute",
-        "the Complete receipt differs:\n    output_fingerprint: execute",
+        "receipt.output_fingerprint",
+        "structured-valid via execute_streaming, Complete event 0: output_fingerprint is",
     ),
     Planted(
         "tool-call arguments left unparsed on the streaming path only",
@@ -428,8 +427,8 @@ PLANTED = [
         "the same, author supplied only HTTP-status failure cases",
         made(NoFailedAfterDeltas),
         "failure.projection",
-        "in-band error after 2 deltas via execute_streaming: exactly one Failed must be emitted, "
-        "got 0 in [Delta, Delta]",
+        "connection dropped after 2 deltas via execute_streaming: exactly one Failed must be "
+        "emitted, got 0 in [Delta, Delta]",
         lambda server: status_cases(NoFailedAfterDeltas, server),
     ),
     Planted(
@@ -487,7 +486,7 @@ PLANTED = [
         "output_schema_valid always true",
         made(SchemaAlwaysValid),
         "receipt.output_schema_valid",
-        "structured-invalid: the adapter claims output_schema_valid=True but output "
+        "structured-invalid via execute: the adapter claims output_schema_valid=True but output "
         '{"note":"ok has the wrong type","ok":"yes"} violates schema',
     ),
     Planted(
@@ -520,7 +519,7 @@ PLANTED = [
         "tool calls judged by the output schema",
         made(CallsJudgedByOutputSchema),
         "receipt.output_schema_valid",
-        "tool-calls: the adapter claims output_schema_valid=False but the tool calls",
+        "tool-calls via execute: the adapter claims output_schema_valid=False but the tool calls",
     ),
     Planted(
         "tool calls judged by their names only",
@@ -545,7 +544,7 @@ def test_every_planted_bug_is_caught_with_a_message_saying_what_is_wrong(
 
 def test_the_wire_answers_in_named_events() -> None:
     answer = Answer("a", fragments("Hi there"))
-    stream = render(WIRE.encode_stream(answer))
+    stream = SSE.writes(WIRE.encode_stream(answer))
     assert stream[0].startswith(b"event: message_start\ndata: {")
     assert stream[-1] == b'event: message_stop\ndata: {"type":"message_stop"}\n\n'
     deltas = [json.loads(w.split(b"data: ", 1)[1]) for w in stream if b"content_block_delta" in w]

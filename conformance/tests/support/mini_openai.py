@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 
 import jsonschema_rs
 
-from templiqx_conformance.openai_wire import tool_fields
+from templiqx_conformance.wires.openai import tool_fields
 from templiqx_contracts import (
     AdapterDescriptor,
     CompiledInteraction,

@@ -3,17 +3,18 @@
 The secrets are those the target declares (``AdapterTarget(secrets=[...])``) and, when the
 factory accepts ``api_key``, the kit's marker credential it was handed. Every probe is run
 through ``execute`` and ``execute_streaming``, and every failure the rig can drive (the
-author's cases; over a wire also HTTP errors whose provider text echoes the credential, and
-mid-stream failures) through both again; no secret may appear in an event, a receipt, the
-raised error's text, detail, help or failure value, or any exception it chains.
+author's cases; over a wire also HTTP errors whose provider text echoes the credentials the
+request carried, as real providers do, and mid-stream failures) through both again; no secret
+may appear in an event, a receipt, the raised error's text, detail, help or failure value, or
+any exception it chains.
 """
 
 from __future__ import annotations
 
-from templiqx_conformance.context import CheckContext, NotApplicableError, fail_if
-from templiqx_conformance.failure_checks import driving_probe
-from templiqx_conformance.recording import run_execute, run_streaming
-from templiqx_conformance.verdicts import exposed_texts, leak_problems
+from templiqx_conformance.checks.context import CheckContext, NotApplicableError, fail_if
+from templiqx_conformance.checks.failures import driving_probe
+from templiqx_conformance.checks.verdicts import exposed_texts, leak_problems
+from templiqx_conformance.rig.calls import run_execute, run_streaming
 
 __all__ = ["secrets_not_exposed"]
 

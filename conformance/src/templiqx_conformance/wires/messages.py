@@ -1,16 +1,23 @@
-"""How the Messages API says things, for the conformance kit's loopback server to play the model.
+"""The ``anthropic-messages`` wire: a Messages-style API whose streams are *named* SSE events.
 
-This :class:`~templiqx_conformance.Wire` is all the kit needs to know about the provider: the
-kit decides *what* the model answers and this file says *how* the provider writes it — a
-whole ``message`` object, a stream of named events, an error body, an in-band ``error`` event —
-and what a request must carry (the messages; declared tools as ``{name, description,
-input_schema}`` with the tool choice).
-The kit then serves it split at every byte, with CRLF line endings, keep-alive comments, cuts at
-every event boundary, silence and oversized fillers, and checks what the adapter makes of it.
+``POST {base_url}/v1/messages``. A whole answer is one ``message`` object with ``content``
+blocks (``text`` or ``tool_use``) and a ``stop_reason``; a stream is named events:
+``message_start``, ``ping``, per block ``content_block_start`` / ``content_block_delta``
+(``text_delta`` or ``input_json_delta``) / ``content_block_stop``, then ``message_delta``
+(the ``stop_reason``) and ``message_stop``, which ends it. Errors come as ``{"type": "error",
+"error": {"type", "message"}}`` with an error status, or as an ``event: error`` inside a stream.
 
-``target`` is the same setup for the command::
+**Structured output.** This API has no JSON-schema response format, so adapters force a tool
+whose input schema is the output schema. Say which tool with ``MessagesWire(output_tool=...)``:
+a structured answer then arrives as that tool's call (``input_json_delta`` fragments, which the
+adapter streams as ``Delta``). Without it, a structured answer is a text block of JSON.
 
-    templiqx-conformance run messages_wire:target      (from this folder)
+Requests must carry the ``x-api-key`` and ``anthropic-version`` headers, a ``max_tokens``, the
+interaction's ``system`` and ``developer`` messages joined into ``system`` and its other
+messages in ``messages``; declared tools as ``{name, description, input_schema}`` with the tool
+choice (``auto``, ``any`` for ``required``, ``none``, ``tool``) and
+``disable_parallel_tool_use`` when parallel calls are off. A refusal (``stop_reason:
+"refusal"``) must fail ``TQX_RUNTIME_PERMANENT`` without repeating its text.
 """
 
 from __future__ import annotations
@@ -19,19 +26,10 @@ import json
 from collections.abc import Sequence
 from typing import Any, Final
 
-from acme_messages import OUTPUT_TOOL, MessagesRuntime, MessagesSettings
-from messages_recordings import RECORDINGS
-
-from templiqx_conformance import (
-    AdapterTarget,
-    Answer,
-    SSEEvent,
-    UnrepresentableError,
-    Wire,
-    WireFault,
-    fragments,
-)
-from templiqx_conformance.loopback import RecordedRequest
+from templiqx_conformance.loopback import RecordedRequest, SSEEvent
+from templiqx_conformance.wires.answer import Answer, fragments
+from templiqx_conformance.wires.framing import SSE
+from templiqx_conformance.wires.wire import UnrepresentableError, Wire, WireFault
 from templiqx_contracts import (
     CompiledInteraction,
     NamedToolChoice,
@@ -41,7 +39,7 @@ from templiqx_contracts import (
 )
 from templiqx_ports import RuntimeFailureCode
 
-__all__ = ["MessagesWire", "make_runtime", "target"]
+__all__ = ["MessagesWire"]
 
 MODEL: Final = "kit-messages-model"
 _USAGE: Final = {"input_tokens": 31, "output_tokens": 1}
@@ -55,6 +53,7 @@ _ERROR_TYPES: Final = {
 }
 _STOP: Final = {"end": "end_turn", "length": "max_tokens"}
 _CHOICE: Final = {"auto": "auto", "required": "any", "none": "none"}
+_OUTPUT_ID: Final = "toolu_kit_output"
 
 
 def _event(data: dict[str, Any]) -> SSEEvent:
@@ -74,9 +73,7 @@ def _message(content: list[dict[str, Any]], stop_reason: str | None) -> dict[str
     }
 
 
-def _block_events(
-    index: int, block: dict[str, Any], deltas: list[dict[str, Any]]
-) -> list[SSEEvent]:
+def _block(index: int, block: dict[str, Any], deltas: list[dict[str, Any]]) -> list[SSEEvent]:
     events = [_event({"type": "content_block_start", "index": index, "content_block": block})]
     events.extend(
         _event({"type": "content_block_delta", "index": index, "delta": delta}) for delta in deltas
@@ -85,28 +82,35 @@ def _block_events(
     return events
 
 
+def _text(pieces: Sequence[str]) -> list[dict[str, Any]]:
+    return [{"type": "text_delta", "text": piece} for piece in pieces]
+
+
+def _json_pieces(pieces: Sequence[str]) -> list[dict[str, Any]]:
+    return [{"type": "input_json_delta", "partial_json": piece} for piece in pieces]
+
+
 class MessagesWire(Wire):
     """``POST {base_url}/v1/messages``; named-event streams ending in ``message_stop``."""
 
-    name = "acme-messages"
+    name = "anthropic-messages"
     base_path = ""
     request_path = "/v1/messages"
+    framing = SSE
 
-    # --- answers ------------------------------------------------------------------------------
+    def __init__(self, output_tool: str | None = None) -> None:
+        self.output_tool = output_tool
+
+    # --- answers ----------------------------------------------------------------------------
 
     def encode_whole(self, answer: Answer) -> Any:
         if answer.tool_calls:
             content = [
-                {
-                    "type": "tool_use",
-                    "id": call.id,
-                    "name": call.name,
-                    "input": json.loads(call.arguments),
-                }
-                for call in answer.tool_calls
+                {"type": "tool_use", "id": c.id, "name": c.name, "input": c.parsed_arguments}
+                for c in answer.tool_calls
             ]
             return _message(content, "tool_use")
-        if answer.structured:
+        if answer.structured and self.output_tool is not None:
             try:
                 value = json.loads(answer.text)
             except ValueError:
@@ -115,64 +119,48 @@ class MessagesWire(Wire):
                         "a forced tool call's input is always JSON"
                     ) from None
                 value = {}  # cut off mid-answer: the API sends what it could parse
-            block = {"type": "tool_use", "id": "toolu_kit_out", "name": OUTPUT_TOOL, "input": value}
-            stop = "max_tokens" if answer.stop == "length" else "tool_use"
-            return _message([block], stop)
+            block = {"type": "tool_use", "id": _OUTPUT_ID, "name": self.output_tool, "input": value}
+            return _message([block], "max_tokens" if answer.stop == "length" else "tool_use")
         return _message([{"type": "text", "text": answer.text}], _STOP[answer.stop])
 
-    def encode_stream(self, answer: Answer) -> Sequence[SSEEvent]:
-        start = {"type": "message_start", "message": _message([], None)}
-        events = [_event(start), _event({"type": "ping"})]
+    def encode_stream(self, answer: Answer) -> Sequence[Any]:
+        events = [_event({"type": "message_start", "message": _message([], None)})]
+        events.append(_event({"type": "ping"}))
         if answer.tool_calls:
+            pieces: dict[int, list[str]] = {}
+            for index, piece in answer.tool_call_fragments():
+                pieces.setdefault(index, []).append(piece)
             for index, call in enumerate(answer.tool_calls):
                 block = {"type": "tool_use", "id": call.id, "name": call.name, "input": {}}
-                deltas = [
-                    {"type": "input_json_delta", "partial_json": piece}
-                    for piece in call.argument_fragments
-                ]
-                events.extend(_block_events(index, block, deltas))
+                events.extend(_block(index, block, _json_pieces(pieces.get(index, []))))
             stop = "tool_use"
-        elif answer.structured:
-            block = {"type": "tool_use", "id": "toolu_kit_out", "name": OUTPUT_TOOL, "input": {}}
-            deltas = [{"type": "input_json_delta", "partial_json": p} for p in answer.fragments]
-            events.extend(_block_events(0, block, deltas))
+        elif answer.structured and self.output_tool is not None:
+            block = {"type": "tool_use", "id": _OUTPUT_ID, "name": self.output_tool, "input": {}}
+            events.extend(_block(0, block, _json_pieces(answer.fragments)))
             stop = "max_tokens" if answer.stop == "length" else "tool_use"
         else:
-            deltas = [{"type": "text_delta", "text": piece} for piece in answer.fragments]
-            events.extend(_block_events(0, {"type": "text", "text": ""}, deltas))
+            events.extend(_block(0, {"type": "text", "text": ""}, _text(answer.fragments)))
             stop = _STOP[answer.stop]
         usage = {"output_tokens": len(answer.fragments) + len(answer.tool_call_fragments())}
-        events.append(
-            _event(
-                {
-                    "type": "message_delta",
-                    "delta": {"stop_reason": stop, "stop_sequence": None},
-                    "usage": usage,
-                }
-            )
-        )
+        delta = {"stop_reason": stop, "stop_sequence": None}
+        events.append(_event({"type": "message_delta", "delta": delta, "usage": usage}))
         events.append(_event({"type": "message_stop"}))
         return events
 
-    # --- failures -----------------------------------------------------------------------------
+    # --- failures ---------------------------------------------------------------------------
 
     def encode_error(self, status: int, message: str) -> Any:
         kind = _ERROR_TYPES.get(status, "api_error")
         return {"type": "error", "error": {"type": kind, "message": message}}
 
-    def encode_stream_error(self, message: str) -> Sequence[SSEEvent]:
+    def encode_stream_error(self, message: str) -> Sequence[Any] | None:
         error = {"type": "overloaded_error", "message": message}
         return [SSEEvent({"type": "error", "error": error}, event="error")]
 
     def extra_faults(self, message: str) -> Sequence[WireFault]:
-        refusal = fragments(message)
         stream = [
             _event({"type": "message_start", "message": _message([], None)}),
-            *_block_events(
-                0,
-                {"type": "text", "text": ""},
-                [{"type": "text_delta", "text": piece} for piece in refusal],
-            ),
+            *_block(0, {"type": "text", "text": ""}, _text(fragments(message))),
             _event({"type": "message_delta", "delta": {"stop_reason": "refusal"}, "usage": {}}),
             _event({"type": "message_stop"}),
         ]
@@ -181,12 +169,12 @@ class MessagesWire(Wire):
                 "refusal",
                 RuntimeFailureCode.PERMANENT.value,
                 whole=_message([{"type": "text", "text": message}], "refusal"),
-                events=stream,
+                stream=stream,
                 quiet=True,
             )
         ]
 
-    # --- requests -----------------------------------------------------------------------------
+    # --- requests ---------------------------------------------------------------------------
 
     def request_problems(
         self, request: RecordedRequest, interaction: CompiledInteraction
@@ -206,27 +194,37 @@ class MessagesWire(Wire):
             problems.append("system must join the interaction's system and developer messages")
         spoken = [m for m in interaction.messages if m.role not in ("system", "developer")]
         sent = body.get("messages")
-        if not isinstance(sent, list) or [m.get("content") for m in sent] != [
-            m.content for m in spoken
-        ]:
+        if not isinstance(sent, list) or [
+            m.get("content") for m in sent if isinstance(m, dict)
+        ] != [m.content for m in spoken]:
             problems.append("messages must carry the interaction's user and assistant messages")
         if not isinstance(body.get("max_tokens"), int):
             problems.append("max_tokens is required by the API")
+        if self.output_tool is not None:
+            problems.extend(self._output_tool_problems(body, interaction))
+        return problems
+
+    def _output_tool_problems(
+        self, body: dict[str, Any], interaction: CompiledInteraction
+    ) -> list[str]:
         structured = "structured_output" in interaction.required_capabilities
-        tools = body.get("tools") if isinstance(body.get("tools"), list) else []
+        sent = body.get("tools")
+        tools: list[Any] = sent if isinstance(sent, list) else []
         offered = [tool.get("name") for tool in tools if isinstance(tool, dict)]
-        if structured != (OUTPUT_TOOL in offered):
-            problems.append(f"structured output, and only it, must offer the {OUTPUT_TOOL} tool")
-        forced = body.get("tool_choice") == {"type": "tool", "name": OUTPUT_TOOL}
+        problems = []
+        if structured != (self.output_tool in offered):
+            problems.append(
+                f"structured output, and only it, must offer the {self.output_tool} tool"
+            )
+        forced = body.get("tool_choice") == {"type": "tool", "name": self.output_tool}
         if structured and not declared_tools(interaction) and not forced:
-            problems.append(f"structured output must force the {OUTPUT_TOOL} tool")
+            problems.append(f"structured output must force the {self.output_tool} tool")
         return problems
 
     def tool_problems(
         self, request: RecordedRequest, interaction: CompiledInteraction
     ) -> list[str]:
-        """Declared tools as ``{name, description, input_schema}``, and the tool choice (the
-        kit's interactions with tools ask for text, so no output tool beside them)."""
+        """Declared tools as ``{name, description, input_schema}``, and the tool choice."""
         problems = super().tool_problems(request, interaction)
         body = request.json
         if not isinstance(body, dict):
@@ -235,7 +233,11 @@ class MessagesWire(Wire):
             {"name": tool.name, "description": tool.description, "input_schema": tool.arguments}
             for tool in declared_tools(interaction)
         ]
-        if body.get("tools") != expected:
+        listed = body.get("tools")
+        sent: list[Any] = listed if isinstance(listed, list) else []
+        if [t for t in sent if not (isinstance(t, dict) and t.get("name") == self.output_tool)] != (
+            expected
+        ):
             problems.append(
                 "tools must list every declared tool as {name, description, input_schema}, in "
                 f"order; sent {json.dumps(body.get('tools'))[:160]}"
@@ -254,13 +256,3 @@ class MessagesWire(Wire):
                 f"{json.dumps(wanted)} (the interaction's tool_choice and parallel_tool_calls)"
             )
         return problems
-
-
-def make_runtime(base_url: str, api_key: str) -> MessagesRuntime:
-    """The kit's factory: a runtime at the kit's server; ``api_key`` is the kit's marker."""
-    return MessagesRuntime(
-        MessagesSettings(base_url=base_url, api_key=api_key, model=MODEL, timeout_ms=10_000)
-    )
-
-
-target = AdapterTarget(factory=make_runtime, transport=MessagesWire(), recordings=RECORDINGS)

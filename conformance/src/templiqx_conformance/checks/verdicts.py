@@ -1,8 +1,8 @@
 """The rules the checks share: what a stream, a failure, a cancellation and a leak look like.
 
-Each function looks at what one adapter call did (an :class:`~templiqx_conformance.recording.
+Each function looks at what one adapter call did (an :class:`~templiqx_conformance.rig.calls.
 Outcome`) and returns the problems, one line each, worded for the adapter's author: what was
-seen and what must hold instead.
+seen, what must hold instead, and what to change.
 """
 
 from __future__ import annotations
@@ -14,8 +14,9 @@ from typing import Any, Final
 
 import msgspec
 
-from templiqx_conformance.context import show
-from templiqx_conformance.recording import Outcome, describe_error
+from templiqx_conformance.checks.context import show
+from templiqx_conformance.rig.calls import Outcome, describe_error
+from templiqx_conformance.wires.answer import WholeCall
 from templiqx_contracts import Complete, Delta, Failed, ToolCallDelta, canonical_json
 from templiqx_ports import (
     EventOrderError,
@@ -36,6 +37,7 @@ __all__ = [
     "exposed_texts",
     "leak_problems",
     "order_problems",
+    "short_note",
 ]
 
 CANCEL_DEADLINE: Final = 1.0
@@ -64,7 +66,10 @@ def order_problems(label: str, outcome: Outcome) -> list[str]:
     try:
         validate_event_order(outcome.events)
     except EventOrderError as exc:
-        problems.append(f"{label}: {exc}; events {event_kinds(outcome.events)}")
+        problems.append(
+            f"{label}: {exc}; events {event_kinds(outcome.events)}: emit deltas, then exactly "
+            "one Complete (success) or one Failed (failure) as the last event"
+        )
     if outcome.late_events:
         problems.append(
             f"{label}: the sink received {event_kinds(outcome.late_events)} after "
@@ -90,23 +95,54 @@ def _plain(event: Any) -> Any:
         return {"kind": "Delta", "text": event.text}
     if isinstance(event, ToolCallDelta):
         return {"kind": "ToolCallDelta", "name": event.name, "arguments": event.arguments_fragment}
+    if isinstance(event, WholeCall):
+        return {"kind": "ToolCallDelta", "name": event.name, "arguments (parsed)": event.arguments}
     return type(event).__name__
 
 
+def _matches(got: Any, expected: Any) -> bool:
+    return expected.matches(got) if isinstance(expected, WholeCall) else bool(got == expected)
+
+
 def delta_sequence_problem(got: Sequence[Any], expected: Sequence[Any]) -> str | None:
-    """Why ``got`` is not the delta sequence ``expected`` (``None`` when it is)."""
-    if list(got) == list(expected):
+    """Why ``got`` is not the delta sequence ``expected`` (``None`` when it is).
+
+    ``expected`` may hold :class:`~templiqx_conformance.wires.answer.WholeCall` values, which
+    match a ``ToolCallDelta`` by name and parsed arguments.
+    """
+    if len(got) == len(expected) and all(map(_matches, got, expected)):
         return None
     for index, (a, b) in enumerate(zip(got, expected, strict=False)):
-        if a != b:
+        if not _matches(a, b):
             return (
                 f"delta {index} is {show(_plain(a))}, expected {show(_plain(b))} "
                 "(one delta per non-empty fragment, in arrival order, none dropped or reordered)"
             )
+    if len(got) < len(expected):
+        missing = [show(_plain(event)) for event in expected[len(got) :]]
+        return (
+            f"{len(got)} delta event(s) where the stream carried {len(expected)} non-empty "
+            f"fragment(s): the last {len(missing)} ({', '.join(missing[:3])}) never became a "
+            "delta — emit one delta per fragment, up to the stream's end"
+        )
     return (
         f"{len(got)} delta event(s) where the stream carried {len(expected)} non-empty "
-        "fragment(s) (one delta per non-empty fragment)"
+        "fragment(s) (one delta per non-empty fragment, nothing repeated)"
     )
+
+
+def short_note(joined: str, answers: Sequence[str]) -> str:
+    """When the delta texts ``joined`` stop short of one of ``answers``: a sentence saying what
+    never arrived and what to change (else empty)."""
+    for answer in answers:
+        if joined != answer and answer.startswith(joined):
+            missing = answer[len(joined) :]
+            return (
+                f"; the deltas stop short of the answer: {show(missing)} never arrived — the "
+                "end of the stream was dropped (read to the stream's final event and emit every "
+                "fragment before it)"
+            )
+    return ""
 
 
 def _json_values(text: str) -> list[Any] | None:
@@ -171,12 +207,15 @@ def _tool_call_problems(label: str, calls: list[ToolCallDelta], output: Any) -> 
     return problems
 
 
-def delta_content_problems(label: str, events: Sequence[Any], output: Any) -> list[str]:
+def delta_content_problems(
+    label: str, events: Sequence[Any], output: Any, answers: Sequence[str] = ()
+) -> list[str]:
     """Problems with what a successful stream's deltas say, compared with its receipt's output.
 
     Joined ``Delta`` texts must equal a text output, or parse to a structured one; the
     ``ToolCallDelta`` fragments of each call must assemble to that call's arguments. A stream
-    with no delta at all is not judged here.
+    with no delta at all is not judged here. ``answers`` are texts the deltas may have been
+    meant to spell (to say what went missing when they stop short).
     """
     calls = [event for event in events if isinstance(event, ToolCallDelta)]
     if calls:
@@ -191,6 +230,7 @@ def delta_content_problems(label: str, events: Sequence[Any], output: Any) -> li
         return [
             f"{label}: the Delta texts join to {show(joined)} but the output is {show(output)}; "
             "deltas must carry the whole answer in order, none dropped, reordered or repeated"
+            + short_note(joined, [output, *answers])
         ]
     values = _json_values(joined)
     if values is not None and len(values) == 1 and _same(values[0], output):
@@ -199,7 +239,7 @@ def delta_content_problems(label: str, events: Sequence[Any], output: Any) -> li
         f"{label}: the Delta texts join to {show(joined)}, which does not parse to the output "
         f"{show(output)}; deltas must carry the answer's JSON text in order, none dropped, "
         "reordered or repeated (structured output delivered as a forced tool call streams as "
-        "Delta too)"
+        "Delta too)" + short_note(joined, [show(output, 10**9), *answers])
     ]
 
 
@@ -227,7 +267,13 @@ def check_failed_stream(
     if expected_code is not None and error.code != expected_code:
         problems.append(f"{label}: raised code {error.code!r}, expected {expected_code!r}")
     failed = [event for event in outcome.events if isinstance(event, Failed)]
-    if len(failed) != 1:
+    if not failed:
+        problems.append(
+            f"{label}: exactly one Failed must be emitted, got 0 in "
+            f"{event_kinds(outcome.events)}: before raising, send "
+            "templiqx_ports.failed_event(error) to the sink — also once deltas went out"
+        )
+    elif len(failed) > 1:
         problems.append(
             f"{label}: exactly one Failed must be emitted, got {len(failed)} in "
             f"{event_kinds(outcome.events)}"
@@ -261,7 +307,8 @@ def check_cancelled(label: str, outcome: Outcome, set_at: float | None) -> list[
     if outcome.error is None:
         return [
             f"{label}: the stream ended in {event_kinds(outcome.events[-1:])} although the token "
-            f"was set; it must end with Failed{{{cancelled}}} and raise"
+            f"was set; it must end with Failed{{{cancelled}}} and raise — look at the token "
+            "between reads (and while a read is blocked), not only before the request"
         ]
     problems, error = check_failed_stream(label, outcome, cancelled)
     if set_at is not None and error is not None:

@@ -29,45 +29,22 @@ sends it an interaction with tools), nor over a wire whose provider sends no too
 
 from __future__ import annotations
 
-from templiqx_conformance.context import (
+from templiqx_conformance.checks.context import (
     CheckContext,
     NotApplicableError,
     fail_if,
+    output_problem,
     receipt_diff,
     show,
     validity_problem,
 )
-from templiqx_conformance.probes import (
-    DECLARED_TOOLS,
-    TOOL_CALLING,
-    TOOL_CALLS,
-    Probe,
-    tool_calls_probe,
-    tool_interaction,
-)
-from templiqx_conformance.recording import Outcome, describe_error
-from templiqx_conformance.verdicts import delta_content_problems, order_problems
-from templiqx_conformance.wire_rig import WireRig
-from templiqx_contracts import ExecutionReceipt, NamedToolChoice
+from templiqx_conformance.checks.verdicts import delta_content_problems, order_problems
+from templiqx_conformance.probes import TOOL_CALLING, TOOL_CALLS, VARIANTS, Probe
+from templiqx_conformance.rig.calls import Outcome, describe_error
+from templiqx_conformance.rig.wire_rig import WireRig
+from templiqx_contracts import ExecutionReceipt
 
-__all__ = ["ONE_TOOL_DECLARED", "TOOL_FORCED", "VARIANTS", "declared_tools_check"]
-
-ONE_TOOL_DECLARED = tool_calls_probe(
-    "tool-calls (only get_weather declared)",
-    tool_interaction(DECLARED_TOOLS[:1]),
-    TOOL_CALLS.tool_calls,
-)
-"""The probe's answer to an interaction that does not declare ``get_stock_price``: invalid."""
-
-TOOL_FORCED = tool_calls_probe(
-    "tool-calls (get_weather forced, no parallel calls)",
-    tool_interaction(choice=NamedToolChoice(tool="get_weather"), parallel=False),
-    TOOL_CALLS.tool_calls,
-)
-"""The probe's answer to an interaction whose tool choice it breaks: invalid."""
-
-VARIANTS: tuple[Probe, ...] = (ONE_TOOL_DECLARED, TOOL_FORCED)
-"""The interactions only this check sends (each answered with the probe's two calls)."""
+__all__ = ["declared_tools_check"]
 
 
 def _sent_tools(rig: WireRig, probe: Probe, before: int) -> list[str]:
@@ -100,10 +77,12 @@ def _judged(ctx: CheckContext, variant: Probe) -> list[str]:
     """Run ``variant`` through both calls; the problems with how its receipts judge the calls."""
     executed = ctx.execute(variant)
     problems = []
-    if show(executed.output, 10**9) != show(variant.output, 10**9):
+    ids = not isinstance(ctx.rig, WireRig) or ctx.rig.wire.tool_call_ids
+    mismatch = output_problem(executed.output, variant.output, tool_call_ids=ids)
+    if mismatch is not None:
         problems.append(
             f"{variant.name}: the output is {show(executed.output)}; the calls must become "
-            f"{show(variant.output)} whatever the interaction declares"
+            f"{show(variant.output)} whatever the interaction declares ({mismatch})"
         )
     invalid = validity_problem(variant.interaction, executed)
     if invalid is not None:

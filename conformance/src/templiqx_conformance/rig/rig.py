@@ -1,7 +1,7 @@
 """How the kit reaches an adapter: a *rig* makes fresh adapters and arranges what they produce.
 
 The fixture rig hands the kit's expected output to the adapter as ``fixture_output``. The wire
-rig (:mod:`templiqx_conformance.wire_rig`) runs a loopback server that plays the model in the
+rig (:mod:`templiqx_conformance.rig.wire_rig`) runs a loopback server that plays the model in the
 provider's own bytes, makes adapters pointed at it, and scripts what the server answers.
 
 Credentials: when the author's factory accepts a keyword argument ``api_key``, every adapter the
@@ -23,7 +23,14 @@ from templiqx_conformance.target import AdapterTarget, FailureCase
 from templiqx_contracts import ExecutionRequest
 from templiqx_ports import RuntimeAdapter
 
-__all__ = ["KIT_SECRET", "DrivenFailure", "FixtureRig", "Rig", "driven_from_case"]
+__all__ = [
+    "KIT_SECRET",
+    "DrivenFailure",
+    "FixtureRig",
+    "Rig",
+    "accepts_api_key",
+    "takes_base_url",
+]
 
 KIT_SECRET: Final = "tqx-kit-secret-4b7e9d21c0a85f36"
 """The marker credential handed to factories that accept ``api_key``; it must never leak."""
@@ -50,13 +57,6 @@ class DrivenFailure:
     capability: str | None = None
 
 
-def driven_from_case(case: FailureCase) -> DrivenFailure:
-    """An author's :class:`FailureCase` as a :class:`DrivenFailure`."""
-    return DrivenFailure(
-        label=case.label, code=case.code, make_adapter=case.factory, prepare=case.prepare
-    )
-
-
 def accepts_api_key(factory: Callable[..., Any]) -> bool:
     """Whether ``factory`` takes a keyword argument named ``api_key``."""
     try:
@@ -70,6 +70,19 @@ def accepts_api_key(factory: Callable[..., Any]) -> bool:
     )
 
 
+def takes_base_url(factory: Callable[..., Any]) -> bool:
+    """Whether ``factory`` takes a positional argument (the kit server's base URL)."""
+    try:
+        parameters = inspect.signature(factory).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    return any(
+        p.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+        and p.name != "api_key"
+        for p in parameters
+    ) or any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in parameters)
+
+
 class Rig(abc.ABC):
     """Makes adapters for one target and arranges their outputs."""
 
@@ -79,11 +92,13 @@ class Rig(abc.ABC):
         self.target = target
         self._marked = accepts_api_key(target.factory)
 
-    def call_factory(self, *args: Any) -> Any:
-        """The author's factory called with ``args`` (and the marker credential if it takes one)."""
-        if self._marked:
-            return self.target.factory(*args, api_key=KIT_SECRET)
-        return self.target.factory(*args)
+    def call_factory(self, *args: Any, factory: Callable[..., Any] | None = None) -> Any:
+        """The author's factory (or ``factory``) called with ``args``, and with the marker
+        credential if it takes ``api_key``."""
+        chosen = factory if factory is not None else self.target.factory
+        if accepts_api_key(chosen):
+            return chosen(*args, api_key=KIT_SECRET)
+        return chosen(*args)
 
     @abc.abstractmethod
     def make_adapter(self) -> Any:
@@ -102,7 +117,16 @@ class Rig(abc.ABC):
 
     def failures(self) -> list[DrivenFailure]:
         """The failures to exercise: the author's cases, plus the rig's own."""
-        return [driven_from_case(case) for case in self.target.failures]
+        return [self.driven(case) for case in self.target.failures]
+
+    def driven(self, case: FailureCase) -> DrivenFailure:
+        """An author's :class:`FailureCase` as a :class:`DrivenFailure` of this rig."""
+        return DrivenFailure(
+            label=case.label,
+            code=case.code,
+            make_adapter=case.factory,
+            prepare=case.prepare,
+        )
 
     def secrets(self) -> list[tuple[str, str]]:
         """``(label, secret)`` for every credential that must never leak."""

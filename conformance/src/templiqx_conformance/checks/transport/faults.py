@@ -2,32 +2,38 @@
 
 Every case is driven through ``execute`` and ``execute_streaming`` alike (where the wire can say
 it): the raised error must carry the stable code for the fault, the stream must end in exactly
-one ``Failed`` equal to it, and one call must be one HTTP request (adapters never retry).
+one ``Failed`` equal to it, and one call must be one HTTP request (adapters never retry). Every
+case is played in the wire's framing: a line bound only where frames are lines, a flood of
+keep-alives only where the framing has them (else of events that say nothing).
 
 Provider text: every error the kit's provider sends (:meth:`WireRig.provider_message`) starts
-with a canary, carries terminal control characters, echoes the adapter's credentials and runs
-on far past any display cap. DECISIONS 20 lets a failure show it *sanitised*: control characters
-removed, capped at about 300 characters, credentials redacted. A refusal's text is never shown
-(DECISIONS 7b).
+with a canary, carries terminal control characters, echoes the credentials the request carried
+and runs on far past any display cap. DECISIONS 20 lets a failure show it *sanitised*: control
+characters removed, capped at about 300 characters, credentials redacted. A refusal's text is
+never shown (DECISIONS 7b).
 """
 
 from __future__ import annotations
 
-import json
+import itertools
 import socket
 from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any
 
-from templiqx_conformance.context import CheckContext, fail_if, streams_by_default
-from templiqx_conformance.failure_checks import driving_probe
-from templiqx_conformance.loopback import RecordedRequest, Reply, SSEEvent, sse_comment
+from templiqx_conformance.checks.context import (
+    CheckContext,
+    NotApplicableError,
+    fail_if,
+    streams_by_default,
+)
+from templiqx_conformance.checks.failures import driving_probe
+from templiqx_conformance.checks.transport.common import in_parallel, rig_of, summarise
+from templiqx_conformance.checks.verdicts import check_failed_stream, event_kinds
+from templiqx_conformance.loopback import RecordedRequest, Reply
 from templiqx_conformance.probes import STRUCTURED_OUTPUT
-from templiqx_conformance.recording import Outcome, describe_error, run_execute, run_streaming
-from templiqx_conformance.transport_streams import in_parallel, rig_of, summarise
-from templiqx_conformance.verdicts import check_failed_stream
-from templiqx_conformance.wire import Answer, fragments
-from templiqx_conformance.wire_rig import (
+from templiqx_conformance.rig.calls import Outcome, describe_error, run_execute, run_streaming
+from templiqx_conformance.rig.wire_rig import (
     IN_BAND_DELTAS,
     MAX_LINE_BYTES,
     MAX_RESPONSE_BYTES,
@@ -38,12 +44,10 @@ from templiqx_conformance.wire_rig import (
     RUNTIME_CODES,
     WireRig,
     answer_for,
-    opening,
-    per_frame,
-    render,
     request_for,
 )
-from templiqx_contracts import Delta, Failed
+from templiqx_conformance.wires.answer import Answer, fragments
+from templiqx_contracts import Delta, Failed, ToolCallDelta
 from templiqx_ports import PortError, RuntimeFailureCode
 
 __all__ = [
@@ -117,31 +121,83 @@ def _runtime_failure(label: str, outcome: Outcome, problems: list[str]) -> str |
 # --- in-band errors ----------------------------------------------------------------------------
 
 
+def _swallowed(label: str, outcome: Outcome, where: str) -> list[str]:
+    """The problem when a stream that carried an in-band error completed anyway."""
+    if outcome.error is not None or outcome.timed_out:
+        return []
+    return [
+        f"{label}: execute_streaming returned a receipt although the stream carried the "
+        f"provider's error {where} (and went on as if nothing had happened): an in-band error "
+        "must fail the call — raise a runtime failure (one Failed) as soon as it arrives, never "
+        "skip it"
+    ]
+
+
 def in_band_error(ctx: CheckContext) -> None:
     rig = rig_of(ctx)
+    wire = rig.wire
     probe = driving_probe(ctx)
     request = request_for(probe.interaction)
-    rig.respond(rig.in_band_error(rig.provider_message(), probe.interaction))
-    problems: list[str] = []
-    executed = run_execute(ctx.new_adapter(), request, ctx.timeout)
-    execute_code = _runtime_failure("execute", executed, problems)
-    problems.extend(provider_text_problems("execute", executed.error, []))
     adapter = ctx.new_adapter()
-    outcome = run_streaming(adapter, request, ctx.timeout, grace=0.05)
-    found, error = check_failed_stream("execute_streaming", outcome, execute_code)
-    problems.extend(found)
-    problems.extend(provider_text_problems("execute_streaming", error, outcome.events))
-    if error is not None and error.code not in RUNTIME_CODES:
-        problems.append(f"execute_streaming: {error.code!r} is not a runtime failure code")
-    deltas = [event for event in outcome.events if isinstance(event, Delta)]
-    expected = 0 if streams_by_default(adapter) else IN_BAND_DELTAS
-    if len(deltas) != expected:
-        problems.append(
-            f"execute_streaming: {len(deltas)} delta(s) before the error, expected {expected}"
+    streams = rig.framing.streams and not streams_by_default(adapter)
+    wanted = wire.in_band_error_code
+    problems: list[str] = []
+    exercised = False
+    if wire.encode_whole_error("probe") is not None:
+        exercised = True
+
+        def whole(recorded: RecordedRequest) -> Reply:
+            return Reply.json(wire.encode_whole_error(rig.provider_message(recorded)))
+
+        rig.respond(whole)
+        executed = run_execute(ctx.new_adapter(), request, ctx.timeout)
+        code = _runtime_failure("an error body with HTTP 200 via execute", executed, problems)
+        if code is not None and wanted is not None and code != wanted:
+            problems.append(
+                f"an error body with HTTP 200 via execute: raised {code!r}, expected {wanted!r}"
+            )
+        problems.extend(provider_text_problems("execute", executed.error, []))
+    if streams and wire.encode_stream_error("probe") is not None:
+        exercised = True
+        answer = rig.main_answer(probe.interaction)
+        full = rig.frames(answer)
+        for count in (IN_BAND_DELTAS, 0):
+            opened = rig.opening(answer, count)
+            where = f"after {count} deltas" if count else "before any content"
+            label = f"in-band error {where} via execute_streaming"
+
+            def respond(recorded: RecordedRequest, opened: list[Any] = opened) -> Reply:
+                error = list(wire.encode_stream_error(rig.provider_message(recorded)) or ())
+                frames = [*opened, *error, *full[len(opened) :]]
+                return rig.stream_reply(rig.render(frames))
+
+            rig.respond(respond)
+            outcome = run_streaming(ctx.new_adapter(), request, ctx.timeout, grace=0.05)
+            swallowed = _swallowed(label, outcome, where)
+            if swallowed:
+                problems.extend(swallowed)
+                continue
+            found, error = check_failed_stream(label, outcome, wanted)
+            problems.extend(found)
+            problems.extend(provider_text_problems(label, error, outcome.events))
+            if error is not None and error.code not in RUNTIME_CODES:
+                problems.append(f"{label}: {error.code!r} is not a runtime failure code")
+            deltas = [e for e in outcome.events if isinstance(e, (Delta, ToolCallDelta))]
+            if len(deltas) != count:
+                problems.append(
+                    f"{label}: {len(deltas)} delta(s) before the error, expected {count} (the "
+                    f"stream's fragments before it); events {event_kinds(outcome.events)}"
+                )
+    if not exercised:
+        raise NotApplicableError(
+            f"the {wire.name} wire says its provider reports errors only with an error status "
+            "(the fault matrix plays those): it sends no error inside a stream "
+            "(Wire.encode_stream_error) and no error body with a 200 (Wire.encode_whole_error)"
         )
     fail_if(
-        "an in-band error event must fail the call with a runtime code: deltas so far, then one "
-        "Failed equal to the raised error (the same code execute raises)",
+        "an error the provider reports in-band (inside a stream, or as the body of a 200) must "
+        "fail the call at once with a runtime code: the deltas before it, then one Failed equal "
+        "to the raised error",
         problems,
     )
 
@@ -154,15 +210,30 @@ def truncation(ctx: CheckContext) -> None:
     probe = driving_probe(ctx)
     answer = answer_for(probe)
     request = request_for(probe.interaction)
-    writes = rig.stream_writes(answer)
-    opened = render(opening(rig.wire, answer, IN_BAND_DELTAS))
-    cases = [
-        (f"stream ended after {count} of its {len(writes)} events", Reply.stream(writes[:count]))
-        for count in range(len(writes))
-    ]
-    cases.append(("connection dropped mid-stream", Reply.stream(opened, after="drop")))
-    cases.append(("close-delimited stream ended early", Reply.stream(opened, framing="close")))
     whole = rig.whole_reply(answer)
+    if rig.framing.streams:
+        writes = rig.writes(answer)
+        opened = rig.render(rig.opening(answer, IN_BAND_DELTAS))
+        cases = [
+            (
+                f"stream ended after {count} of its {len(writes)} writes",
+                rig.stream_reply(writes[:count]),
+            )
+            for count in range(len(writes))
+        ]
+        cases.append(("connection dropped mid-stream", rig.stream_reply(opened, after="drop")))
+        cases.append(
+            ("close-delimited stream ended early", rig.stream_reply(opened, framing="close"))
+        )
+    else:
+        body = whole.body
+        cases = [
+            (
+                f"body cut after byte {cut} of {len(body)}",
+                rig.stream_reply([body[:cut]], framing="close"),
+            )
+            for cut in sorted({1, len(body) // 4, len(body) // 2, len(body) - 1})
+        ]
 
     def one(index: int) -> list[str]:
         label, reply = cases[index]
@@ -179,22 +250,15 @@ def truncation(ctx: CheckContext) -> None:
     problems: list[str] = []
     if not streams_by_default(ctx.new_adapter()):  # a default streamer never asks for a stream
         problems.extend(
-            summarise("streams cut at an event boundary", in_parallel(ctx, len(cases), one))
+            summarise("streams cut at a frame boundary", in_parallel(ctx, len(cases), one))
         )
-    body = whole.body
-    rig.reply_always(
-        Reply(
-            status=200,
-            headers=(("Content-Type", "application/json"),),
-            chunks=[body[: len(body) // 2]],
-            framing="close",
-        )
-    )
+    rig.reply_always(rig.cut_body(answer))
     executed = run_execute(ctx.new_adapter(), request, ctx.timeout)
     _runtime_failure("execute of a body cut short", executed, problems)
     fail_if(
-        "a truncated response (cut at any event boundary before the stream's last event, or "
-        "mid-body) must fail with a runtime code: one Failed, no Complete",
+        "a truncated response (cut at any frame boundary before the stream's last frame, or "
+        "mid-body) must fail with a runtime code: one Failed, no Complete — the stream's final "
+        "frame, not the end of the body, ends an answer",
         problems,
     )
 
@@ -208,16 +272,14 @@ _BOTH = ("execute", "execute_streaming")
 
 
 def _malformed(rig: WireRig, answer: Answer) -> Callable[[RecordedRequest], Reply]:
-    """A plain body and a stream event whose JSON is cut in half."""
+    """A plain body and a stream frame whose JSON is cut in half."""
     body = rig.whole_reply(answer).body
     plain = Reply(
         status=200, headers=(("Content-Type", "application/json"),), body=body[: len(body) // 2]
     )
-    events = opening(rig.wire, answer, 1)
-    last = events[-1]
-    text = last.data if isinstance(last.data, str) else json.dumps(last.data)
-    broken = [*events[:-1], SSEEvent(text[: len(text) // 2], event=last.event)]
-    return rig.split(per_frame(render(broken)), plain)
+    frames = rig.opening(answer, 1) if rig.framing.streams else rig.frames(answer)
+    broken = [*frames[:-1], rig.framing.malformed(frames[-1])]
+    return rig.split(rig.stream_reply(rig.render(broken)), plain)
 
 
 def _fault_cases(ctx: CheckContext, rig: WireRig) -> list[Fault]:
@@ -225,16 +287,14 @@ def _fault_cases(ctx: CheckContext, rig: WireRig) -> list[Fault]:
     invalid = RuntimeFailureCode.INVALID_RESPONSE.value
     answer = answer_for(driving_probe(ctx))
 
-    def always(reply: Reply) -> Arrange:
-        return lambda: rig.reply_always(reply)
-
-    def error(status: int, headers: Sequence[tuple[str, str]] = ()) -> Reply:
-        return Reply.error(status, headers=headers, body=rig.wire.encode_error(status, message))
+    def error(status: int, headers: Sequence[tuple[str, str]] = ()) -> Arrange:
+        responder = rig.error_responder(status, headers)
+        return lambda: rig.respond(responder)
 
     cases: list[Fault] = [
         (
             "HTTP 429 with Retry-After: 3",
-            always(error(429, [("Retry-After", "3")])),
+            error(429, [("Retry-After", "3")]),
             RuntimeFailureCode.RATE_LIMITED.value,
             3000,
             False,
@@ -245,7 +305,7 @@ def _fault_cases(ctx: CheckContext, rig: WireRig) -> list[Fault]:
         cases.append(
             (
                 f"HTTP {status}",
-                always(error(status)),
+                error(status),
                 RuntimeFailureCode.UNAVAILABLE.value,
                 None,
                 False,
@@ -256,7 +316,7 @@ def _fault_cases(ctx: CheckContext, rig: WireRig) -> list[Fault]:
         cases.append(
             (
                 f"HTTP {status}",
-                always(error(status)),
+                error(status),
                 RuntimeFailureCode.PERMANENT.value,
                 None,
                 False,
@@ -274,7 +334,7 @@ def _fault_cases(ctx: CheckContext, rig: WireRig) -> list[Fault]:
         )
     )
     for fault in rig.wire.extra_faults(message):
-        stream = per_frame(render(fault.events)) if fault.events is not None else None
+        stream = rig.stream_reply(rig.render(fault.stream)) if fault.stream is not None else None
         whole = Reply.json(fault.whole) if fault.whole is not None else None
         modes = tuple(
             mode
@@ -378,48 +438,79 @@ def _text(name: str, pieces: Sequence[str]) -> Answer:
 
 
 def _unended_line(rig: WireRig) -> Reply:
-    """A stream whose content event never ends its line: over 1 MiB of it, in 64 KiB writes."""
-    writes = rig.stream_writes(_text("long-line", ["a" * (MAX_LINE_BYTES + 131_072)]))
+    """A stream whose content frame never ends its line: over 1 MiB of it, in 64 KiB writes."""
+    writes = rig.writes(_text("long-line", ["a" * (MAX_LINE_BYTES + 131_072)]))
     index = next(i for i, write in enumerate(writes) if len(write) > MAX_LINE_BYTES)
     big = writes[index][: MAX_LINE_BYTES + 65_536]
     pieces = [big[start : start + 65_536] for start in range(0, len(big), 65_536)]
-    return Reply.stream([*writes[:index], *pieces])
+    return rig.stream_reply([*writes[:index], *pieces])
+
+
+def _flood(rig: WireRig) -> tuple[str, Reply]:
+    """Over 64 MiB of writes that say nothing: keep-alives, or else empty events."""
+    idle = rig.idle_write(pad=1_000)
+    block = idle * max(1, 65_536 // len(idle))
+    count = MAX_STREAM_BYTES // len(block) + 2
+    what = "keep-alives" if rig.framing.keepalive() is not None else "empty events"
+    return what, rig.stream_reply(itertools.repeat(block, count))
+
+
+def _size_cases(rig: WireRig) -> list[tuple[str, str, Reply, int]]:
+    piece = "a" * 65_536
+    many = _text("long", [piece] * (MAX_RESPONSE_BYTES // len(piece) + 2))
+    big = _text("big", ["a" * (MAX_RESPONSE_BYTES + 1)])
+    cases: list[tuple[str, str, Reply, int]] = [
+        (
+            f"a non-streamed body over {MAX_RESPONSE_BYTES} bytes",
+            "execute",
+            rig.whole_reply(big),
+            MAX_RESPONSE_BYTES,
+        )
+    ]
+    if not rig.framing.streams:
+        cases.append(
+            (
+                f"a streamed body over {MAX_RESPONSE_BYTES} bytes",
+                "execute_streaming",
+                rig.stream_reply(rig.writes(big)),
+                MAX_RESPONSE_BYTES,
+            )
+        )
+        return cases
+    cases.append(
+        (
+            f"a stream whose content exceeds {MAX_RESPONSE_BYTES} bytes",
+            "execute_streaming",
+            rig.stream_reply(rig.writes(many)),
+            MAX_RESPONSE_BYTES,
+        )
+    )
+    if rig.framing.lines:
+        cases.append(
+            (
+                f"one {rig.framing.name} line over {MAX_LINE_BYTES} bytes",
+                "execute_streaming",
+                _unended_line(rig),
+                MAX_LINE_BYTES,
+            )
+        )
+    what, flood = _flood(rig)
+    cases.append(
+        (
+            f"a stream of {what} over {MAX_STREAM_BYTES} raw bytes",
+            "execute_streaming",
+            flood,
+            MAX_STREAM_BYTES,
+        )
+    )
+    return cases
 
 
 def size_bounds(ctx: CheckContext) -> None:
     rig = rig_of(ctx)
     request = request_for(driving_probe(ctx).interaction)
     invalid = RuntimeFailureCode.INVALID_RESPONSE.value
-    piece = "a" * 65_536
-    many = _text("long", [piece] * (MAX_RESPONSE_BYTES // len(piece) + 2))
-    keepalive = sse_comment("k" * 1_000) * 64
-    flood = [keepalive] * (MAX_STREAM_BYTES // len(keepalive) + 2)
-    cases: list[tuple[str, str, Reply, int]] = [
-        (
-            f"a non-streamed body over {MAX_RESPONSE_BYTES} bytes",
-            "execute",
-            rig.whole_reply(_text("big", ["a" * (MAX_RESPONSE_BYTES + 1)])),
-            MAX_RESPONSE_BYTES,
-        ),
-        (
-            f"a stream whose content exceeds {MAX_RESPONSE_BYTES} bytes",
-            "execute_streaming",
-            Reply.stream(rig.stream_writes(many)),
-            MAX_RESPONSE_BYTES,
-        ),
-        (
-            f"one event-stream line over {MAX_LINE_BYTES} bytes",
-            "execute_streaming",
-            _unended_line(rig),
-            MAX_LINE_BYTES,
-        ),
-        (
-            f"a stream over {MAX_STREAM_BYTES} raw bytes",
-            "execute_streaming",
-            Reply.stream(flood),
-            MAX_STREAM_BYTES,
-        ),
-    ]
+    cases = _size_cases(rig)
     problems: list[str] = []
     for label, mode, reply, limit in cases:
         rig.reply_always(reply)
@@ -440,7 +531,10 @@ def size_bounds(ctx: CheckContext) -> None:
             found, error = check_failed_stream(label, outcome, invalid)
             problems.extend(found)
         if error is not None and str(limit) not in str(error):
-            problems.append(f"{label}: the message {str(error)!r} must name the {limit} byte limit")
+            problems.append(
+                f"{label}: the message {str(error)!r} must name the {limit} byte limit (bound "
+                "what you read: DECISIONS 9)"
+            )
     fail_if(
         "responses are bounded (DECISIONS 9): exceeding a limit is TQX_RUNTIME_INVALID_RESPONSE "
         "naming the limit",

@@ -23,7 +23,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from templiqx_conformance.loopback import RecordedRequest, SSEEvent
-from templiqx_conformance.wire import Answer, Wire, WireFault, fragments
+from templiqx_conformance.wires.answer import Answer, fragments
+from templiqx_conformance.wires.framing import SSE
+from templiqx_conformance.wires.wire import Wire, WireFault
 from templiqx_contracts import (
     CompiledInteraction,
     NamedToolChoice,
@@ -120,6 +122,7 @@ class OpenAIWire(Wire):
     name = "openai"
     base_path = "/v1"
     request_path = "/v1/chat/completions"
+    framing = SSE
     interleaves_tool_calls = True
 
     # --- answers ----------------------------------------------------------------------------
@@ -167,7 +170,7 @@ class OpenAIWire(Wire):
     def encode_error(self, status: int, message: str) -> Any:
         return {"error": {"message": message, "type": "server_error", "code": None}}
 
-    def encode_stream_error(self, message: str) -> Sequence[SSEEvent]:
+    def encode_stream_error(self, message: str) -> Sequence[Any] | None:
         error = {"message": message, "type": "server_error", "param": None, "code": None}
         return [SSEEvent({"error": error})]
 
@@ -189,14 +192,14 @@ class OpenAIWire(Wire):
                 "no choices",
                 invalid,
                 whole={**completion({"content": "x"}, "stop"), "choices": []},
-                events=[SSEEvent(stream_chunk(None, usage=None, empty_choices=True)), _DONE],
+                stream=[SSEEvent(stream_chunk(None, usage=None, empty_choices=True)), _DONE],
             ),
             WireFault(
                 "refusal",
                 permanent,
                 quiet=True,
                 whole=completion({"content": None, "refusal": message}, "stop"),
-                events=[
+                stream=[
                     *_events(refusal_stream),
                     SSEEvent(stream_chunk({}, finish_reason="stop")),
                     _DONE,
@@ -206,7 +209,7 @@ class OpenAIWire(Wire):
                 "finish_reason content_filter",
                 permanent,
                 whole=completion({"content": filtered.text}, "content_filter"),
-                events=filtered_stream,
+                stream=filtered_stream,
             ),
         ]
 

@@ -11,23 +11,26 @@ import threading
 import time
 from typing import Any
 
-from templiqx_conformance.context import (
+from templiqx_conformance.checks.context import (
     CheckContext,
     NotApplicableError,
     completes_of,
     fail_if,
     receipt_diff,
+    show,
 )
-from templiqx_conformance.recording import describe_error
-from templiqx_conformance.verdicts import (
+from templiqx_conformance.checks.verdicts import (
     CANCEL_DEADLINE,
     cancel_cutoff,
     check_cancelled,
     delta_content_problems,
     event_kinds,
     order_problems,
+    short_note,
 )
-from templiqx_contracts import Complete, Delta, ToolCallDelta
+from templiqx_conformance.probes import Probe
+from templiqx_conformance.rig.calls import Outcome, describe_error
+from templiqx_contracts import Complete, Delta, ExecutionReceipt, ToolCallDelta
 
 __all__ = [
     "cancellation_token",
@@ -50,6 +53,19 @@ def event_order(ctx: CheckContext) -> None:
     )
 
 
+def _answers(ctx: CheckContext, probe: Probe, executed: ExecutionReceipt) -> list[str]:
+    """Texts the probe's deltas should spell: the text output, or the JSON the model wrote."""
+    texts = [executed.output] if isinstance(executed.output, str) else []
+    if not ctx.rig.with_fixture:  # over a wire the kit wrote the model's text itself
+        texts.append(probe.content)
+    texts.append(show(executed.output, 10**9))
+    return texts
+
+
+def _joined(outcome: Outcome) -> str:
+    return "".join(event.text for event in outcome.events if isinstance(event, Delta))
+
+
 def complete_matches_execute(ctx: CheckContext) -> None:
     problems = []
     for probe in ctx.probes():
@@ -59,6 +75,7 @@ def complete_matches_execute(ctx: CheckContext) -> None:
             problems.append(
                 f"{probe.name}: execute succeeded but execute_streaming raised "
                 f"{describe_error(outcome.error)}"
+                + short_note(_joined(outcome), _answers(ctx, probe, executed))
             )
             continue
         returned = outcome.receipt
@@ -70,7 +87,8 @@ def complete_matches_execute(ctx: CheckContext) -> None:
         else:
             diff = receipt_diff(executed, returned, ("execute", "returned"))
             if diff:
-                problems.append(f"{probe.name}: the returned receipt differs:\n{diff}")
+                note = short_note(_joined(outcome), _answers(ctx, probe, executed))
+                problems.append(f"{probe.name}: the returned receipt differs{note}:\n{diff}")
         completes = completes_of(outcome.events)
         if not completes:
             problems.append(f"{probe.name}: the stream carried no Complete event")
@@ -78,7 +96,11 @@ def complete_matches_execute(ctx: CheckContext) -> None:
             diff = receipt_diff(executed, streamed, ("execute", "Complete"))
             if diff:
                 problems.append(f"{probe.name}: the Complete receipt differs:\n{diff}")
-    fail_if("the Complete receipt must equal the execute receipt, field by field", problems)
+    fail_if(
+        "the streamed receipt (returned and in Complete) must equal the execute receipt, field "
+        "by field: build both from the same answer the same way",
+        problems,
+    )
 
 
 def deltas_match_output(ctx: CheckContext) -> None:
@@ -88,16 +110,24 @@ def deltas_match_output(ctx: CheckContext) -> None:
             "the adapter keeps the port's default execute_streaming, which emits no deltas"
         )
     problems = []
+    judged = 0
     for probe in ctx.probes():
         outcome = ctx.stream(probe)
         receipt = ctx.receipt_of(outcome, f"execute_streaming({probe.name})")
-        problems.extend(delta_content_problems(probe.name, outcome.events, receipt.output))
+        judged += any(isinstance(e, (Delta, ToolCallDelta)) for e in outcome.events)
+        answers = [probe.content] if not ctx.rig.with_fixture else []
+        problems.extend(delta_content_problems(probe.name, outcome.events, receipt.output, answers))
     fail_if(
         "the deltas must say what the receipt says: joined Delta texts equal the text output "
         "(or parse to the structured output), and each tool call's ToolCallDelta fragments "
         "assemble to its arguments",
         problems,
     )
+    if not judged:
+        raise NotApplicableError(
+            "not exercised: the adapter overrides execute_streaming but emitted no delta for any "
+            "of the kit's probes, so there was nothing to compare with the receipts"
+        )
 
 
 def default_projection(ctx: CheckContext) -> None:

@@ -10,9 +10,10 @@ from typing import Any
 
 import msgspec
 
+from templiqx_conformance.errors import BrokenInvariantError, NotApplicableError
 from templiqx_conformance.probes import Probe, applicable_probes
-from templiqx_conformance.recording import Outcome, describe_error, run_execute, run_streaming
-from templiqx_conformance.rig import Rig
+from templiqx_conformance.rig.calls import Outcome, describe_error, run_execute, run_streaming
+from templiqx_conformance.rig.rig import Rig
 from templiqx_conformance.schema import satisfies
 from templiqx_contracts import (
     AdapterDescriptor,
@@ -28,26 +29,22 @@ from templiqx_contracts import (
 from templiqx_ports import RuntimeAdapter
 
 __all__ = [
+    "HEX64",
+    "BrokenInvariantError",
     "Check",
     "CheckContext",
-    "BrokenInvariantError",
     "NotApplicableError",
+    "completes_of",
     "fail_if",
+    "output_problem",
     "receipt_diff",
+    "roundtrips",
     "show",
     "streams_by_default",
     "validity_problem",
 ]
 
 HEX64 = re.compile(r"[0-9a-f]{64}")
-
-
-class BrokenInvariantError(Exception):
-    """A check found a broken invariant; the message says which and what was observed."""
-
-
-class NotApplicableError(Exception):
-    """The check does not apply to this adapter; the message says why."""
 
 
 def fail_if(summary: str, problems: list[str]) -> None:
@@ -58,11 +55,16 @@ def fail_if(summary: str, problems: list[str]) -> None:
 
 @dataclass(frozen=True)
 class Check:
-    """One named check: what it proves, and the function that proves it."""
+    """One named check: what it proves, the function that proves it, and what it builds on.
+
+    ``depends`` names the checks whose invariants this one takes for granted: when one of them
+    failed (or did not run), this check is not run, so one bug gives one message.
+    """
 
     name: str
     invariant: str
     run: Callable[[CheckContext], None]
+    depends: tuple[str, ...] = ()
 
 
 def streams_by_default(adapter: RuntimeAdapter) -> bool:
@@ -119,8 +121,42 @@ def validity_problem(interaction: CompiledInteraction, receipt: ExecutionReceipt
         )
     verdict = "satisfies" if truth else "violates"
     return (
-        f"{claim} output {show(receipt.output)} {verdict} schema {show(interaction.output_schema)}"
+        f"{claim} output {show(receipt.output)} {verdict} schema "
+        f"{show(interaction.output_schema)}; compute the flag by validating the output "
+        "against interaction.output_schema, never assume it"
     )
+
+
+def _without_ids(output: Any) -> tuple[Any, list[Any]]:
+    calls = output.get("tool_calls") if isinstance(output, dict) else None
+    if not isinstance(calls, list):
+        return output, []
+    ids = [call.get("id") if isinstance(call, dict) else None for call in calls]
+    stripped = [
+        {k: v for k, v in call.items() if k != "id"} if isinstance(call, dict) else call
+        for call in calls
+    ]
+    return {**output, "tool_calls": stripped}, ids
+
+
+def output_problem(got: Any, expected: Any, *, tool_call_ids: bool = True) -> str | None:
+    """Why output ``got`` is not ``expected`` (``None`` when it is).
+
+    ``tool_call_ids=False`` (a provider that gives calls no id): tool-call ids are the adapter's
+    own, so they only have to be distinct non-empty strings.
+    """
+    if tool_call_ids:
+        return None if show(got, 10**9) == show(expected, 10**9) else "differs"
+    got_bare, ids = _without_ids(got)
+    expected_bare, _ = _without_ids(expected)
+    if show(got_bare, 10**9) != show(expected_bare, 10**9):
+        return "differs"
+    if not all(isinstance(i, str) and i for i in ids) or len(set(ids)) != len(ids):
+        return (
+            f"its tool-call ids {show(ids)} must be distinct non-empty strings (the provider "
+            "gives none: make one per call, the same on both paths)"
+        )
+    return None
 
 
 class CheckContext:

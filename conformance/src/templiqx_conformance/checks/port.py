@@ -1,9 +1,6 @@
-"""The port-contract checks every adapter must pass, whatever its transport.
-
-:data:`CORE_CHECKS` is the fixture suite; a transport suite runs these too, then its own. The
-streaming and cancellation checks live in :mod:`templiqx_conformance.stream_checks`, the
-secrets check in :mod:`templiqx_conformance.secrets_check`.
-"""
+"""The port checks of identity and receipts: the descriptor, the receipt's fields and
+fingerprints (on ``execute`` and on the streamed receipt), ``output_schema_valid`` judged on a
+valid and an invalid output, and concurrent use."""
 
 from __future__ import annotations
 
@@ -13,10 +10,10 @@ from typing import Any
 
 import msgspec
 
-from templiqx_conformance.context import (
+from templiqx_conformance.checks.context import (
     HEX64,
-    Check,
     CheckContext,
+    NotApplicableError,
     completes_of,
     fail_if,
     receipt_diff,
@@ -24,27 +21,28 @@ from templiqx_conformance.context import (
     show,
     validity_problem,
 )
-from templiqx_conformance.failure_checks import failure_projection
-from templiqx_conformance.probes import Probe
-from templiqx_conformance.recording import describe_error, run_execute
-from templiqx_conformance.secrets_check import secrets_not_exposed
-from templiqx_conformance.stream_checks import (
-    cancellation_token,
-    complete_matches_execute,
-    default_projection,
-    deltas_match_output,
-    event_order,
-)
-from templiqx_conformance.tool_probe import declared_tools_check
+from templiqx_conformance.probes import NEGATIVE_PROBES, Probe
+from templiqx_conformance.rig.calls import Outcome, describe_error, run_execute
+from templiqx_conformance.schema import satisfies as _accepts
 from templiqx_contracts import (
     AdapterDescriptor,
     CanonicalJSONError,
     ExecutionReceipt,
     canonical_json,
     fingerprint,
+    interaction_output_valid,
 )
 
-__all__ = ["CORE_CHECKS"]
+__all__ = [
+    "capabilities_honest",
+    "descriptor_well_formed",
+    "output_fingerprint",
+    "output_schema_valid",
+    "parallel_execute",
+    "receipt_well_formed",
+    "request_fingerprint",
+    "streamed_receipts",
+]
 
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/+-]*")
 _VERSION = re.compile(r"[0-9A-Za-z][0-9A-Za-z.+_-]*")
@@ -54,7 +52,7 @@ _CAPABILITY = re.compile(r"[A-Za-z0-9._:-]+")
 # --- descriptor ---------------------------------------------------------------------------
 
 
-def _descriptor_well_formed(ctx: CheckContext) -> None:
+def descriptor_well_formed(ctx: CheckContext) -> None:
     adapter = ctx.new_adapter()
     descriptor = ctx.descriptor()
     # msgspec does not check types on construction: look at the raw values.
@@ -96,7 +94,7 @@ def _descriptor_well_formed(ctx: CheckContext) -> None:
     fail_if("the descriptor must be a well-formed, static identity", problems)
 
 
-def _capabilities_honest(ctx: CheckContext) -> None:
+def capabilities_honest(ctx: CheckContext) -> None:
     descriptor = ctx.descriptor()
     refusals = []
     for probe in ctx.probes():
@@ -117,7 +115,7 @@ def _capabilities_honest(ctx: CheckContext) -> None:
 # --- receipts -----------------------------------------------------------------------------
 
 
-def _receipt_well_formed(ctx: CheckContext) -> None:
+def receipt_well_formed(ctx: CheckContext) -> None:
     descriptor = ctx.descriptor()
     problems = []
     for probe in ctx.probes():
@@ -146,27 +144,48 @@ def _receipt_well_formed(ctx: CheckContext) -> None:
     fail_if("receipts must be well formed", problems)
 
 
-def _output_fingerprint(ctx: CheckContext) -> None:
+def streamed_receipts(outcome: Outcome) -> list[tuple[str, ExecutionReceipt]]:
+    """``(where, receipt)`` for the receipt a stream returned and every ``Complete`` it sent."""
+    found = [(f"Complete event {i}", r) for i, r in enumerate(completes_of(outcome.events))]
+    if outcome.receipt is not None:
+        found.append(("the returned receipt", outcome.receipt))
+    return found
+
+
+def _fingerprint_problem(where: str, receipt: ExecutionReceipt) -> str | None:
+    try:
+        expected = fingerprint(receipt.output)
+    except (CanonicalJSONError, TypeError, ValueError) as exc:
+        return f"{where}: the output cannot be fingerprinted: {exc}"
+    if receipt.output_fingerprint == expected:
+        return None
+    return (
+        f"{where}: output_fingerprint is {receipt.output_fingerprint!r} but "
+        f"fingerprint(output) is {expected!r} for output {show(receipt.output)}; set it to "
+        "templiqx_contracts.fingerprint(output) of the output the receipt carries"
+    )
+
+
+def output_fingerprint(ctx: CheckContext) -> None:
     problems = []
     for probe in ctx.probes():
         receipt = ctx.execute(probe)
-        try:
-            expected = fingerprint(receipt.output)
-        except (CanonicalJSONError, TypeError, ValueError) as exc:
-            problems.append(f"{probe.name}: the output cannot be fingerprinted: {exc}")
-            continue
-        if receipt.output_fingerprint != expected:
-            problems.append(
-                f"{probe.name}: receipt says {receipt.output_fingerprint!r}, "
-                f"fingerprint(output) is {expected!r} for output {show(receipt.output)}"
-            )
+        problem = _fingerprint_problem(f"{probe.name} via execute", receipt)
+        if problem is not None:
+            problems.append(problem)
+        outcome = ctx.stream(probe)
+        for where, streamed in streamed_receipts(outcome):
+            problem = _fingerprint_problem(f"{probe.name} via execute_streaming, {where}", streamed)
+            if problem is not None:
+                problems.append(problem)
     fail_if(
-        "output_fingerprint must equal fingerprint(output) (SHA-256 of its canonical JSON)",
+        "output_fingerprint must equal fingerprint(output) (SHA-256 of its canonical JSON), on "
+        "execute's receipt and on the streamed one",
         problems,
     )
 
 
-def _request_fingerprint(ctx: CheckContext) -> None:
+def request_fingerprint(ctx: CheckContext) -> None:
     problems = []
     seen: dict[bytes, str] = {}
     for probe in ctx.probes():
@@ -205,21 +224,40 @@ def _request_fingerprint(ctx: CheckContext) -> None:
     )
 
 
-def _output_schema_valid(ctx: CheckContext) -> None:
+def output_schema_valid(ctx: CheckContext) -> None:
+    probes = ctx.probes()
+    declared = set(ctx.descriptor().capabilities)
+    negatives = [
+        probe
+        for capability, probe in NEGATIVE_PROBES.items()
+        if capability in declared and probe not in probes and ctx.rig.accepts(probe)
+    ]
     problems = []
-    for probe in ctx.probes():
+    judged_invalid = 0
+    for probe in [*probes, *negatives]:
         receipt = ctx.execute(probe)
+        judged_invalid += not interaction_output_valid(probe.interaction, receipt.output, _accepts)
         problem = validity_problem(probe.interaction, receipt)
         if problem is not None:
-            problems.append(f"{probe.name}: {problem}")
+            problems.append(f"{probe.name} via execute: {problem}")
+        for where, streamed in streamed_receipts(ctx.stream(probe)):
+            if show(streamed.output, 10**9) != show(receipt.output, 10**9):
+                continue  # a different output is streaming.complete_matches_execute's finding
+            problem = validity_problem(probe.interaction, streamed)
+            if problem is not None:
+                problems.append(f"{probe.name} via execute_streaming, {where}: {problem}")
     fail_if(
         "output_schema_valid must agree with the interaction's output schema (a tool-call answer "
-        "to an interaction that declares tools: with the declared tools)",
+        "to an interaction that declares tools: with the declared tools), on both paths",
         problems,
     )
-
-
-# --- failures -----------------------------------------------------------------------------
+    if not judged_invalid:
+        raise NotApplicableError(
+            "not exercised: the kit asked for outputs that break their schema "
+            f"({', '.join(p.name for p in probes + negatives if not p.schema_valid)}) but the "
+            "adapter never produced one, so its judgement of an invalid output was never seen; "
+            "an adapter that replays fixture_output, or one run over a wire, produces them"
+        )
 
 
 # --- concurrency --------------------------------------------------------------------------
@@ -227,7 +265,7 @@ def _output_schema_valid(ctx: CheckContext) -> None:
 _PARALLEL_CALLS = 8
 
 
-def _parallel_execute(ctx: CheckContext) -> None:
+def parallel_execute(ctx: CheckContext) -> None:
     probe: Probe = ctx.probes()[0]
     adapter = ctx.new_adapter()
     ctx.rig.serve(probe)
@@ -256,84 +294,3 @@ def _parallel_execute(ctx: CheckContext) -> None:
         "with identical receipts (adapters are shared between threads)",
         problems,
     )
-
-
-CORE_CHECKS: tuple[Check, ...] = (
-    Check(
-        "descriptor.well_formed",
-        "descriptor() is a static, well-formed identity (id, version, capabilities)",
-        _descriptor_well_formed,
-    ),
-    Check(
-        "descriptor.capabilities_honest",
-        "every declared capability the kit can exercise is honoured",
-        _capabilities_honest,
-    ),
-    Check(
-        "receipt.well_formed",
-        "receipts carry the descriptor, SHA-256 fingerprints and JSON-able output",
-        _receipt_well_formed,
-    ),
-    Check(
-        "receipt.output_fingerprint",
-        "output_fingerprint == fingerprint(output)",
-        _output_fingerprint,
-    ),
-    Check(
-        "receipt.request_fingerprint",
-        "request_fingerprint is stable across calls and unaffected by streaming",
-        _request_fingerprint,
-    ),
-    Check(
-        "receipt.output_schema_valid",
-        "output_schema_valid agrees with the output schema",
-        _output_schema_valid,
-    ),
-    Check(
-        "streaming.event_order",
-        "every stream is deltas then exactly one terminal event, nothing after it",
-        event_order,
-    ),
-    Check(
-        "streaming.complete_matches_execute",
-        "the Complete receipt equals the execute receipt, field by field, for every probe",
-        complete_matches_execute,
-    ),
-    Check(
-        "streaming.deltas_match_output",
-        "joined Delta texts are the output; tool-call fragments assemble to its arguments",
-        deltas_match_output,
-    ),
-    Check(
-        "streaming.default_projection",
-        "an adapter with the default execute_streaming emits exactly one Complete",
-        default_projection,
-    ),
-    Check(
-        "failure.projection",
-        "each failure yields exactly one Failed equal to the raised error, nothing after it",
-        failure_projection,
-    ),
-    Check(
-        "cancellation.token",
-        "a token set before the call or at the first delta ends the stream within 1 s with "
-        "TQX_RUNTIME_CANCELLED",
-        cancellation_token,
-    ),
-    Check(
-        "secrets.not_exposed",
-        "no credential appears in an event, receipt, error or diagnostic, for any probe or failure",
-        secrets_not_exposed,
-    ),
-    Check(
-        "concurrency.parallel_execute",
-        "one adapter serves concurrent executions with identical receipts",
-        _parallel_execute,
-    ),
-    Check(
-        "tools.declared_calls",
-        "(tool_calling adapters) declared tools reach the model and judge its calls: an "
-        "undeclared or forbidden call is invalid on both paths",
-        declared_tools_check,
-    ),
-)

@@ -1,13 +1,14 @@
-"""Transports by name: the built-in ``openai`` wire and wires registered by other distributions.
+"""Transports by name: the wires the kit ships, and wires registered by other distributions.
 
-A distribution that ships an adapter for another provider can register its
-:class:`~templiqx_conformance.wire.Wire` under the entry-point group
+The kit ships three: ``openai`` (chat completions, data-only SSE), ``anthropic-messages``
+(named-event SSE) and ``ollama`` (NDJSON). A distribution that ships an adapter for another
+provider can register its :class:`~templiqx_conformance.wires.Wire` under the entry-point group
 ``templiqx.conformance.wires``::
 
     [project.entry-points."templiqx.conformance.wires"]
-    acme-messages = "acme_messages_kit:MessagesWire"
+    acme-chat = "acme_chat_kit:ChatWire"
 
-after which ``templiqx-conformance run pkg.mod:make --transport acme-messages`` finds it. A
+after which ``templiqx-conformance run pkg.mod:make --transport acme-chat`` finds it. A
 reference ``package.module:attribute`` works too, without registering anything.
 """
 
@@ -15,15 +16,30 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from importlib.metadata import entry_points
-from typing import Any
+from typing import Any, Final
 
-from templiqx_conformance.openai_wire import OpenAIWire
-from templiqx_conformance.target import TRANSPORTS, TargetError, load_object
-from templiqx_conformance.wire import WIRE_ENTRY_POINTS, Wire
+from templiqx_conformance.errors import TargetError
+from templiqx_conformance.references import load_object
+from templiqx_conformance.wires.messages import MessagesWire
+from templiqx_conformance.wires.ollama import OllamaWire
+from templiqx_conformance.wires.openai import OpenAIWire
+from templiqx_conformance.wires.wire import Wire
 
-__all__ = ["as_wire", "resolve_wire", "transport_names"]
+__all__ = ["TRANSPORTS", "WIRE_ENTRY_POINTS", "as_wire", "resolve_wire", "transport_names"]
 
-_BUILT_IN: dict[str, Callable[[], Wire]] = dict(zip(TRANSPORTS, (OpenAIWire,), strict=True))
+WIRE_ENTRY_POINTS: Final = "templiqx.conformance.wires"
+"""Entry-point group naming wires: ``name = "package.module:MyWire"`` (a class, an instance or
+a zero-argument factory). ``templiqx-conformance run ... --transport name`` then finds it."""
+
+_BUILT_IN: Final[dict[str, Callable[[], Wire]]] = {
+    "openai": OpenAIWire,
+    "anthropic-messages": MessagesWire,
+    "ollama": OllamaWire,
+}
+
+TRANSPORTS: Final = tuple(_BUILT_IN)
+"""The transports built into the kit. More are registered under :data:`WIRE_ENTRY_POINTS` or
+passed as a :class:`~templiqx_conformance.wires.Wire`; :func:`transport_names` lists all."""
 
 
 def _registered() -> dict[str, Any]:
