@@ -4,7 +4,8 @@ The subject is the worked example ``examples/anthropic-style-adapter`` (``acme_m
 Messages-style HTTP adapter on ``http.client`` whose streams are named events (``event:
 message_start`` / ``content_block_delta`` with ``text_delta`` or ``input_json_delta`` /
 ``message_stop``, ``event: error``), through the kit's own
-:class:`~templiqx_conformance.MessagesWire` (``messages_target.WIRE``). The clean adapter passes every check; each variant below
+:class:`~templiqx_conformance.MessagesWire` (``messages_target.WIRE``). The clean adapter
+passes every check; each variant below
 plants one bug from the issue's table, and the check named beside it must fail with a message
 that says what is wrong. Each variant runs only its own check, to keep the run short.
 """
@@ -25,14 +26,16 @@ from acme_messages.runtime import schema_accepts
 from messages_target import MODEL, WIRE, make_runtime, target
 
 from templiqx_conformance import (
+    SSE,
     AdapterTarget,
+    Answer,
     CheckStatus,
     FailureCase,
     check_names,
+    fragments,
     run_check,
     run_conformance,
 )
-from templiqx_conformance import SSE, Answer, fragments
 from templiqx_conformance.loopback import LoopbackServer, RecordedRequest, Reply
 from templiqx_contracts import (
     Complete,
@@ -46,7 +49,6 @@ from templiqx_contracts import (
     is_tool_answer,
 )
 from templiqx_ports import CancelToken, PortError, StreamSink, failed_event
-
 
 
 def test_the_clean_adapter_passes_every_check() -> None:

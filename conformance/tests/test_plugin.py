@@ -77,8 +77,13 @@ def test_a_broken_adapter_in_a_test_module_fails_its_test_with_the_message(
     )
     result = pytester.runpytest_inprocess(*QUIET, "-rfs")
     # One bug, one failure: the checks building on the stream order are not run.
-    not_run = ["streaming.complete_matches_execute", "streaming.deltas_match_output",
-               "failure.projection", "cancellation.token", "tools.declared_calls"]
+    not_run = [
+        "streaming.complete_matches_execute",
+        "streaming.deltas_match_output",
+        "failure.projection",
+        "cancellation.token",
+        "tools.declared_calls",
+    ]
     result.assert_outcomes(passed=FIXTURE_SUITE - 3 - len(not_run) + 1, failed=1, skipped=7)
     result.stdout.fnmatch_lines(
         [
