@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
+import msgspec
 import pytest
 from acme_messages import MessagesRuntime, MessagesSettings
 from acme_messages.exchange import Exchange
@@ -24,6 +25,7 @@ from acme_messages.failures import Code, failure
 from acme_messages.messages import StreamReader
 from acme_messages.runtime import schema_accepts
 from messages_target import MODEL, WIRE, make_runtime, target
+from support.acceptance import assert_caught_alone
 
 from templiqx_conformance import (
     SSE,
@@ -48,7 +50,7 @@ from templiqx_contracts import (
     fingerprint,
     is_tool_answer,
 )
-from templiqx_ports import CancelToken, PortError, StreamSink, failed_event
+from templiqx_ports import CancelToken, PortError, RuntimeFailureError, StreamSink, failed_event
 
 
 def test_the_clean_adapter_passes_every_check() -> None:
@@ -551,3 +553,131 @@ def test_the_wire_answers_in_named_events() -> None:
     assert stream[-1] == b'event: message_stop\ndata: {"type":"message_stop"}\n\n'
     deltas = [json.loads(w.split(b"data: ", 1)[1]) for w in stream if b"content_block_delta" in w]
     assert [d["delta"]["text"] for d in deltas] == list(answer.fragments)
+
+
+# --- issue #27's acceptance: the same planted bugs, each alone in the full suite ----------------
+
+
+class LaggingReader(StreamReader):
+    """Emits each content piece one event late, and forgets the last one of a block (its delta
+    and its text)."""
+
+    held: list[Delta | ToolCallDelta] | None = None
+
+    def handle(self, event: Any) -> list[Delta | ToolCallDelta]:
+        deltas = super().handle(event)
+        if event.name == "content_block_delta":
+            out, self.held = self.held or [], deltas
+            return out
+        if event.name == "content_block_stop" and self.held:
+            index = json.loads(event.data)["index"]
+            dropped = "".join(
+                d.text if isinstance(d, Delta) else d.arguments_fragment for d in self.held
+            )
+            block = self._blocks[index]
+            block.text = block.text[: len(block.text) - len(dropped)]
+            self.held = None
+        return deltas
+
+
+class DroppedLastChunk(MessagesRuntime):
+    reader_class = LaggingReader
+
+
+class SwallowingReader(StreamReader):
+    def handle(self, event: Any) -> list[Delta | ToolCallDelta]:
+        if event.name == "error":
+            return []  # "a transient error, the stream goes on"
+        return super().handle(event)
+
+
+class SwallowsErrorEvents(MessagesRuntime):
+    reader_class = SwallowingReader
+
+
+class KeyInFailed(MessagesRuntime):
+    """Streamed failures say which key was used, 'to help debugging'."""
+
+    def _stream(self, request: Any, sink: StreamSink, cancel: CancelToken | None) -> Any:
+        try:
+            return super()._stream(request, sink, cancel)
+        except RuntimeFailureError as error:
+            said = f"{error.failure.detail} (key {self.settings.api_key})"
+            raise RuntimeFailureError(msgspec.structs.replace(error.failure, detail=said)) from None
+
+
+class StreamedFingerprintOfText(MessagesRuntime):
+    """The streamed receipt fingerprints the JSON text it read, not the output it carries."""
+
+    def _stream(self, request: Any, sink: StreamSink, cancel: CancelToken | None) -> Any:
+        texts: list[str] = []
+
+        def keep(event: StreamEvent) -> None:
+            if isinstance(event, Delta):
+                texts.append(event.text)
+            sink(event)
+
+        receipt = super()._stream(request, keep, cancel)
+        return ExecutionReceipt(
+            adapter=receipt.adapter,
+            request_fingerprint=receipt.request_fingerprint,
+            output_fingerprint=fingerprint("".join(texts)),
+            output=receipt.output,
+            output_schema_valid=receipt.output_schema_valid,
+        )
+
+
+ACCEPTANCE = [
+    (
+        "dropped last chunk",
+        DroppedLastChunk,
+        "streaming.complete_matches_execute",
+        "the deltas stop short of the answer",
+    ),
+    (
+        "two terminal events",
+        TwoTerminals,
+        "streaming.event_order",
+        "emit deltas, then exactly one Complete (success) or one Failed (failure) as the last",
+    ),
+    (
+        "a swallowed mid-stream error event",
+        SwallowsErrorEvents,
+        "transport.in_band_error",
+        "an in-band error must fail the call",
+    ),
+    (
+        "a credential in a Failed message",
+        KeyInFailed,
+        "secrets.not_exposed",
+        "no credential may leave the adapter (DECISIONS 10): redact it",
+    ),
+    (
+        "cancellation ignored between reads",
+        CheckedBeforeSending,
+        "cancellation.token",
+        "look at the token between reads",
+    ),
+    (
+        "output_schema_valid always true",
+        SchemaAlwaysValid,
+        "receipt.output_schema_valid",
+        "compute the flag by validating the output against interaction.output_schema",
+    ),
+    (
+        "a streamed receipt whose fingerprint does not match its output",
+        StreamedFingerprintOfText,
+        "receipt.output_fingerprint",
+        "set it to templiqx_contracts.fingerprint(output)",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("bug", "runtime", "check", "fix"), ACCEPTANCE, ids=[a[0] for a in ACCEPTANCE]
+)
+def test_each_planted_bug_is_caught_alone_with_a_leading_message_naming_the_fix(
+    bug: str, runtime: type[MessagesRuntime], check: str, fix: str
+) -> None:
+    report = run_conformance(replace(target, factory=made(runtime)))
+    assert_caught_alone(report, check, fix)

@@ -143,7 +143,7 @@ CORE_CHECKS: tuple[Check, ...] = (
         "a token set before the call or at the first delta ends the stream within 1 s with "
         "TQX_RUNTIME_CANCELLED",
         cancellation_token,
-        (_PROJECTION,),
+        (_PROJECTION, "streaming.deltas_match_output"),
     ),
     Check(
         "secrets.not_exposed",
@@ -202,7 +202,7 @@ TRANSPORT_CHECKS: tuple[Check, ...] = (
         "transport.in_band_error",
         "an error the provider reports in-band fails the call at once with one Failed",
         in_band_error,
-        (_PROJECTION,),
+        (_PROJECTION, _CONTENT),
     ),
     Check(
         "transport.truncation",
@@ -226,7 +226,7 @@ TRANSPORT_CHECKS: tuple[Check, ...] = (
         "transport.cancellation",
         "a set cancel token ends a silent stream within 1 s and closes the connection",
         wire_cancellation,
-        ("cancellation.token",),
+        ("cancellation.token", _CONTENT),
     ),
     Check(
         "transport.recordings",

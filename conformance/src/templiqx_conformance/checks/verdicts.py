@@ -134,7 +134,7 @@ def delta_sequence_problem(got: Sequence[Any], expected: Sequence[Any]) -> str |
 def short_note(joined: str, answers: Sequence[str]) -> str:
     """When the delta texts ``joined`` stop short of one of ``answers``: a sentence saying what
     never arrived and what to change (else empty)."""
-    for answer in answers:
+    for answer in answers if joined else ():
         if joined != answer and answer.startswith(joined):
             missing = answer[len(joined) :]
             return (

@@ -36,7 +36,7 @@ from templiqx_conformance.checks.verdicts import (
 )
 from templiqx_conformance.loopback import Chunk, Reply
 from templiqx_conformance.probes import TEXT, TEXT_CAPABILITY, TOOL_CALLING, TOOL_CALLS
-from templiqx_conformance.rig.calls import Outcome, describe_error, run_execute, run_streaming
+from templiqx_conformance.rig.calls import Outcome, run_execute, run_streaming
 from templiqx_conformance.rig.wire_rig import (
     IN_BAND_DELTAS,
     StreamShape,
@@ -83,12 +83,9 @@ def request_shape(ctx: CheckContext) -> None:
     request = request_for(probe.interaction)
     before = len(rig.recorded_requests())
     problems = []
-    executed = run_execute(ctx.new_adapter(), request, ctx.timeout)
+    run_execute(ctx.new_adapter(), request, ctx.timeout)  # what came back is other checks' job
     adapter = ctx.new_adapter()
-    streamed = run_streaming(adapter, request, ctx.timeout)
-    for name, outcome in (("execute", executed), ("execute_streaming", streamed)):
-        if outcome.error is not None:
-            problems.append(f"{name} raised {describe_error(outcome.error)}")
+    run_streaming(adapter, request, ctx.timeout)
     requests = rig.recorded_requests()[before:]
     if len(requests) != 2:
         problems.append(
