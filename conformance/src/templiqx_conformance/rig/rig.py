@@ -87,6 +87,9 @@ class Rig(abc.ABC):
     """Makes adapters for one target and arranges their outputs."""
 
     with_fixture: bool = True
+    holds_streams: bool = True
+    """Whether the rest of a streamed answer can be held until a token is set (a provider that
+    answers in one body cannot be paused half-way)."""
 
     def __init__(self, target: AdapterTarget) -> None:
         self.target = target

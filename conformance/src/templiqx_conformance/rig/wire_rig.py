@@ -110,6 +110,7 @@ class WireRig(Rig):
             raise ValueError("a WireRig needs a target with a transport")
         self.wire: Wire = target.wire
         self.framing = self.wire.framing
+        self.holds_streams = self.framing.streams
         self._lock = threading.Lock()
         self._responder: Callable[[RecordedRequest], Reply] = lambda _request: Reply.error(500)
         self.server = LoopbackServer(routes={self.wire.request_path: self._respond}).start()
@@ -244,6 +245,11 @@ class WireRig(Rig):
             common.append(mine)
         return common
 
+    def prefix_writes(self, answer: Answer, count: int, line_end: str = "\n") -> list[bytes]:
+        """The writes of ``answer``'s stream up to and including its ``count``-th fragment
+        (without anything that would close the stream, such as a JSON array's ``]``)."""
+        return self.writes(answer, line_end)[: len(self.opening(answer, count))]
+
     def idle_write(self, line_end: str = "\n", pad: int = 0) -> bytes:
         """A write that says nothing: the framing's keep-alive, or else the frame of an empty
         fragment (an event with no content). ``pad`` adds about that many bytes: keep-alive
@@ -298,7 +304,7 @@ class WireRig(Rig):
         whole = self.whole_reply(answer)
         writes = self.writes(answer, line_end)
         if hold is not None and self.framing.streams and len(answer.fragments) > 1:
-            first = self.render(self.opening(answer, 1), line_end)
+            first = self.prefix_writes(answer, 1, line_end)
             rest = b"".join(writes[len(first) :])
             stream = self.stream_reply([*first, Chunk(rest, HOLD_S, hold)])
         else:
@@ -430,5 +436,5 @@ class WireRig(Rig):
         """A responder: an answer's first deltas then a dropped connection; whole, a body cut
         in half."""
         answer = self.main_answer(interaction)
-        writes = self.render(self.opening(answer, IN_BAND_DELTAS))
+        writes = self.prefix_writes(answer, IN_BAND_DELTAS)
         return self.split(self.stream_reply(writes, after="drop"), self.cut_body(answer))

@@ -112,7 +112,7 @@ class SSEFraming(Framing):
     content_type = "text/event-stream"
     lines = True
 
-    _BLANK_LINE: Final = re.compile(rb"(?:\r\n|\r|\n)(?:\r\n|\r|\n)")
+    _BLANK_LINE: Final = re.compile(rb"(?:\r\n|\n|\r(?!\n))(?:\r\n|\n|\r(?!\n))")
 
     def writes(self, frames: Sequence[Any], line_end: str = "\n") -> list[bytes]:
         out = []

@@ -213,7 +213,7 @@ def truncation(ctx: CheckContext) -> None:
     whole = rig.whole_reply(answer)
     if rig.framing.streams:
         writes = rig.writes(answer)
-        opened = rig.render(rig.opening(answer, IN_BAND_DELTAS))
+        opened = rig.prefix_writes(answer, IN_BAND_DELTAS)
         cases = [
             (
                 f"stream ended after {count} of its {len(writes)} writes",
@@ -237,7 +237,8 @@ def truncation(ctx: CheckContext) -> None:
 
     def one(index: int) -> list[str]:
         label, reply = cases[index]
-        base_url = rig.at_prefix(f"/cut-{index}", rig.split(reply, whole))
+        responder = rig.split(reply, whole) if rig.framing.streams else (lambda _r: reply)
+        base_url = rig.at_prefix(f"/cut-{index}", responder)
         adapter = ctx.require_adapter(rig.make_adapter_for(base_url), "the adapter factory")
         outcome = run_streaming(adapter, request, ctx.timeout, grace=0.05)
         if outcome.timed_out:

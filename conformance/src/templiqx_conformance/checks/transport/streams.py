@@ -251,7 +251,7 @@ def wire_cancellation(ctx: CheckContext) -> None:
         ("cancelled before the server sent a byte", Reply.silence(), 0)
     ]
     if rig.framing.streams:
-        opened = rig.render(rig.opening(answer_for(probe), IN_BAND_DELTAS))
+        opened = rig.prefix_writes(answer_for(probe), IN_BAND_DELTAS)
         idle = rig.idle_write()
         what = "keep-alives" if rig.framing.keepalive() is not None else "events that say nothing"
         scenarios = [
