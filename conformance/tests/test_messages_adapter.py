@@ -33,6 +33,7 @@ from templiqx_conformance import (
     Answer,
     CheckStatus,
     FailureCase,
+    TargetError,
     check_names,
     fragments,
     run_check,
@@ -116,6 +117,64 @@ def test_author_failure_cases_pass_against_the_clean_adapter(author_server: Loop
     )
     result = run_check("failure.projection", replace(target, failures=cases))
     assert result.status is CheckStatus.PASSED, result.message
+
+
+# --- failure cases against the kit's own server (one fake server suffices) ----------------------
+
+
+def overloaded_after_two_deltas(request: RecordedRequest) -> Reply:
+    """The kit's server answers a streaming request with two deltas, then an error event."""
+    answer = Answer("author", fragments('{"ok": true, "note": "cut"}'), structured=True)
+    opening = list(WIRE.encode_stream(answer))[:5]  # start, ping, block start, two deltas
+    frames = [*opening, *(WIRE.encode_stream_error("overloaded") or [])]
+    if WIRE.is_stream_request(request):
+        return Reply.stream(SSE.writes(frames))
+    return Reply.error(529, body=WIRE.encode_error(529, "overloaded"))
+
+
+def kit_server_cases(runtime: type[MessagesRuntime]) -> list[FailureCase]:
+    def make(base_url: str, api_key: str) -> MessagesRuntime:
+        return runtime(make_runtime(base_url, api_key).settings)
+
+    def tiny(base_url: str, api_key: str) -> MessagesRuntime:
+        settings = make_runtime(base_url, api_key).settings
+        return runtime(replace(settings, max_response_bytes=8))
+
+    return [
+        FailureCase(
+            code=Code.UNAVAILABLE.value,
+            factory=make,
+            name="overloaded after two deltas, on the kit's server",
+            respond=overloaded_after_two_deltas,
+        ),
+        FailureCase(
+            code=Code.INVALID_RESPONSE.value,
+            factory=tiny,
+            name="an 8-byte response limit, the kit's usual answer",
+        ),
+    ]
+
+
+def test_failure_cases_can_use_the_kits_server_instead_of_their_own() -> None:
+    clean = run_check(
+        "failure.projection", replace(target, failures=kit_server_cases(MessagesRuntime))
+    )
+    assert clean.status is CheckStatus.PASSED, clean.message
+    broken = replace(
+        target, factory=made(NoFailedAfterDeltas), failures=kit_server_cases(NoFailedAfterDeltas)
+    )
+    result = run_check("failure.projection", broken)
+    assert result.status is CheckStatus.FAILED
+    assert (
+        "overloaded after two deltas, on the kit's server via execute_streaming: exactly one "
+        "Failed must be emitted, got 0 in [Delta, Delta]" in result.message
+    )
+
+
+def test_a_failure_case_that_scripts_the_kits_server_needs_a_transport() -> None:
+    case = kit_server_cases(MessagesRuntime)[0]
+    with pytest.raises(TargetError, match="which needs a transport"):
+        AdapterTarget(factory=make_runtime, failures=[case])
 
 
 # --- the planted bugs ---------------------------------------------------------------------------

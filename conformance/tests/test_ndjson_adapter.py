@@ -10,6 +10,7 @@ full suite, whose leading line names the fix.
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
@@ -261,3 +262,26 @@ def test_each_planted_bug_is_caught_alone_with_a_leading_message_naming_the_fix(
 ) -> None:
     report = run_conformance(replace(target, factory=planted_factory(planted.runtime)))
     assert_caught_alone(report, planted.check, planted.fix)
+
+
+class CallsAsPythonReader(StreamReader):
+    """Bug: a whole tool call is streamed with its arguments as Python's repr, not JSON."""
+
+    def handle(self, line: Any) -> list[Delta | ToolCallDelta]:
+        return [
+            ToolCallDelta(name=d.name, arguments_fragment=repr(json.loads(d.arguments_fragment)))
+            if isinstance(d, ToolCallDelta)
+            else d
+            for d in super().handle(line)
+        ]
+
+
+class CallsAsPython(OllamaRuntime):
+    reader_class = CallsAsPythonReader
+
+
+def test_whole_tool_call_arguments_must_stream_as_their_json() -> None:
+    report = run_conformance(replace(target, factory=planted_factory(CallsAsPython)))
+    assert_caught_alone(
+        report, "streaming.deltas_match_output", "each call's fragments must assemble to its"
+    )
