@@ -313,3 +313,24 @@ def test_the_clean_adapter_shows_provider_text_sanitised() -> None:
     text = str(caught.value)
     assert f"{PROVIDER_HEAD}: slow down [2J ([redacted])" in text
     assert f"127.0.0.1:{port} returned HTTP 429" in text
+
+
+def test_the_provider_echoes_only_the_credentials_a_request_carried() -> None:
+    """A declared secret the adapter never holds is never put in its way (no false leaks)."""
+
+    def fixed_key(base_url: str) -> MessagesRuntime:
+        return make_runtime(base_url, "sk-fixed-key-1234")
+
+    def raw(base_url: str) -> MessagesRuntime:
+        return ShowsProviderTextRaw(make_runtime(base_url, "sk-fixed-key-1234").settings)
+
+    held_elsewhere = AdapterTarget(factory=raw, transport=WIRE, secrets=["sk-someone-else-5678"])
+    result = run_check("secrets.not_exposed", held_elsewhere)
+    assert result.status is CheckStatus.PASSED, result.message
+    held = AdapterTarget(factory=raw, transport=WIRE, secrets=["sk-fixed-key-1234"])
+    result = run_check("secrets.not_exposed", held)
+    assert result.status is CheckStatus.FAILED
+    assert "declared secret #1 (17 characters) appears in the raised error" in result.message
+    assert "sk-fixed-key-1234" not in result.message
+    clean = AdapterTarget(factory=fixed_key, transport=WIRE, secrets=["sk-fixed-key-1234"])
+    assert run_check("secrets.not_exposed", clean).status is CheckStatus.PASSED
