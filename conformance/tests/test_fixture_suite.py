@@ -428,3 +428,45 @@ def test_a_factory_taking_api_key_receives_the_marker_credential() -> None:
 
     assert run_check("secrets.not_exposed", factory).status is CheckStatus.PASSED
     assert set(received) == {KIT_SECRET}
+
+
+class TextOnlyAlwaysValid(EchoRuntime):
+    """Bug, in a text-only adapter: output_schema_valid is always true."""
+
+    def descriptor(self) -> AdapterDescriptor:
+        return AdapterDescriptor(id="acme-echo", version="1.0.0", capabilities=["text"])
+
+    def _receipt(self, request: ExecutionRequest, output: Any) -> ExecutionReceipt:
+        receipt = super()._receipt(request, output)
+        return ExecutionReceipt(
+            adapter=receipt.adapter,
+            request_fingerprint=receipt.request_fingerprint,
+            output_fingerprint=receipt.output_fingerprint,
+            output=receipt.output,
+            output_schema_valid=True,
+        )
+
+
+def test_a_text_only_adapter_is_judged_on_an_invalid_text_too() -> None:
+    result = run_check("receipt.output_schema_valid", TextOnlyAlwaysValid)
+    assert result.status is CheckStatus.FAILED
+    assert (
+        'text-invalid via execute: the adapter claims output_schema_valid=True but output "maybe"'
+        in (result.message)
+    )
+
+
+class IgnoresFixtures(EchoRuntime):
+    """Always answers the same valid output, whatever the request's fixture says."""
+
+    def _answer(self, request: ExecutionRequest) -> Any:
+        if "structured_output" in request.interaction.required_capabilities:
+            return {"note": "fixed", "ok": True}
+        return "yes"
+
+
+def test_a_validity_check_that_never_saw_an_invalid_output_is_not_a_pass() -> None:
+    result = run_check("receipt.output_schema_valid", IgnoresFixtures)
+    assert result.status is CheckStatus.NOT_APPLICABLE
+    assert result.message.startswith("not exercised: the kit asked for outputs that break")
+    assert "structured-invalid, text-invalid" in result.message
