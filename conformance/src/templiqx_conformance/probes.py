@@ -16,6 +16,11 @@ content, streamed-versus-executed parity, cancellation, secrets. A probe answere
 calls sets ``tool_calls``; the wire rig then serves tool calls instead of content (wires that
 cannot say tool calls skip such probes).
 
+Beside them, :data:`NEGATIVE_PROBES` holds one probe per capability whose answer is *invalid*
+(the structured one with ``ok: "yes"``, a text one breaking an enum, tool calls of an undeclared
+tool): ``receipt.output_schema_valid`` sends each declared capability's, so it never passes
+without seeing the adapter judge an invalid output.
+
 The tool-call probe declares tools (:data:`DECLARED_TOOLS`), so — like the application, which
 gives an interaction with tools only to a runtime offering ``tool_calling`` — the kit sends it
 only to adapters declaring that capability. Its answer is judged by the declared tools, not the

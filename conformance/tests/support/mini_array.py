@@ -116,7 +116,7 @@ class MiniArray(RuntimeAdapter):
     max_response = 2_097_152
     max_stream = 67_108_864
 
-    def __init__(self, base_url: str, *, timeout_s: float = 5.0) -> None:
+    def __init__(self, base_url: str, *, timeout_s: float = 9.0) -> None:
         self.url = base_url.rstrip("/") + "/v1/generate"
         self.timeout_s = timeout_s
 

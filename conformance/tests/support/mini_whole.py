@@ -58,7 +58,7 @@ class MiniWhole(RuntimeAdapter):
 
     max_response = 2_097_152
 
-    def __init__(self, base_url: str, *, timeout_s: float = 5.0) -> None:
+    def __init__(self, base_url: str, *, timeout_s: float = 9.0) -> None:
         self.url = base_url.rstrip("/") + "/v1/complete"
         self.timeout_s = timeout_s
 

@@ -449,7 +449,7 @@ def _unended_line(rig: WireRig) -> Reply:
 
 def _flood(rig: WireRig) -> tuple[str, Reply]:
     """Over 64 MiB of writes that say nothing: keep-alives, or else empty events."""
-    idle = rig.idle_write(pad=1_000)
+    idle = rig.idle_write(pad=16_000)
     block = idle * max(1, 65_536 // len(idle))
     count = MAX_STREAM_BYTES // len(block) + 2
     what = "keep-alives" if rig.framing.keepalive() is not None else "empty events"
