@@ -59,6 +59,9 @@ class Installed:
     def env(self) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
         env["PATH"] = f"{self.bin}{os.pathsep}{env.get('PATH', '')}"
+        # ~ is a fresh folder (the wheels go there); uv's and pip's caches stay where they were
+        env.setdefault("UV_CACHE_DIR", _uv_cache())
+        env.setdefault("PIP_CACHE_DIR", str(Path.home() / ".cache" / "pip"))
         env["HOME"] = str(self.home)
         return env
 
@@ -66,6 +69,11 @@ class Installed:
         return subprocess.run(
             args, cwd=cwd, env=self.env(), capture_output=True, text=True, timeout=300, check=False
         )
+
+
+def _uv_cache() -> str:
+    found = subprocess.run(["uv", "cache", "dir"], capture_output=True, text=True, check=False)
+    return found.stdout.strip() or str(Path.home() / ".cache" / "uv")
 
 
 def _shell(command: str, *, cwd: Path, env: dict[str, str]) -> None:
