@@ -4,7 +4,7 @@ The kit does not compile contracts; it builds small :class:`CompiledInteraction`
 so that any adapter can be driven without a package on disk. Fixture-replaying adapters (the
 deterministic fake, the scripted mock, an author's own replay adapter) receive the expected
 output as ``fixture_output``; HTTP adapters receive it from the kit's loopback server, in their
-provider's bytes (a :class:`~templiqx_conformance.wire.Wire` encodes each probe's answer).
+provider's bytes (a :class:`~templiqx_conformance.wires.wire.Wire` encodes each probe's answer).
 
 Every probe sends a *different* interaction, so that a server keyed on the request can answer
 each with its own output (the schema-invalid probe is told apart from the valid one).

@@ -79,9 +79,9 @@ class AdapterTarget:
     """Everything the kit needs to exercise one adapter.
 
     ``transport`` is ``None`` (fixture mode), a transport name, or a
-    :class:`~templiqx_conformance.wire.Wire`. ``secrets`` are credentials that must never appear
-    in an event, receipt, error or diagnostic. ``recordings`` are provider responses to replay
-    (transport mode only). ``call_timeout`` bounds every single adapter call the kit makes
+    :class:`~templiqx_conformance.wires.wire.Wire`. ``secrets`` are credentials that must never
+    appear in an event, receipt, error or diagnostic. ``recordings`` are provider responses to
+    replay (transport mode only). ``call_timeout`` bounds every single adapter call the kit makes
     (seconds); an adapter that does not return in time fails the check that made the call.
     """
 

@@ -18,7 +18,7 @@ tools make necessary, for fixture and wire targets alike:
   adapter that judges calls by tool names only, or always claims validity, is caught here.
 * **The tools reach the model.** Over a wire, every request of the probe and of both variants
   must carry the declared tools, as :meth:`Wire.tool_problems
-  <templiqx_conformance.wire.Wire.tool_problems>` says: by default each tool's name,
+  <templiqx_conformance.wires.wire.Wire.tool_problems>` says: by default each tool's name,
   description and arguments schema together in one object of the body (any provider's tool list
   does that); the ``openai`` wire checks ``tools``, ``tool_choice`` and ``parallel_tool_calls``
   exactly. A fixture target has no request to look at.
