@@ -54,6 +54,7 @@ from templiqx_contracts import (
     has_errors,
 )
 from templiqx_core import compile_interaction, validate_tool_answer
+from templiqx_core.fuel import CallCancelledError
 from templiqx_ports import (
     CancelToken,
     EventOrderError,
@@ -96,7 +97,9 @@ def prepare_interaction(
 
     ``loaded`` is the outcome of an earlier ``ctx.loader`` load of the contract when the caller
     has one (evals run several fixtures of one load); nothing later changes a loaded contract.
-    The manifest the load read is the one the interaction is enriched from.
+    The manifest the load read is the one the interaction is enriched from. Raises
+    :class:`~templiqx_core.fuel.CallCancelledError` when the call's cancel token is set while
+    it works (the service turns that into the cancelled call's envelope).
     """
     if loaded is None:
         loaded = ctx.loader.load(package, contract_id)
@@ -119,6 +122,8 @@ def prepare_interaction(
         if diagnostics:
             return None, diagnostics
     interaction, diagnostics = compile_interaction(loaded.contract, enriched, capabilities)
+    if any(d.code == "TQX_CANCELLED" for d in diagnostics):
+        raise CallCancelledError  # the call ends as a cancelled call, whatever it was
     diagnostics = address(diagnostics, package, contract_id, source=loaded.source)
     if interaction is None or has_errors(diagnostics):
         return None, diagnostics

@@ -23,6 +23,8 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Generic, TypeVar
 
+from templiqx_core.fuel import cancelled_by
+
 if TYPE_CHECKING:  # asyncio is imported where it is used: blocking callers never pay for it
     import asyncio
 
@@ -60,17 +62,26 @@ class WorkerPool:
     async def run(self, work: Callable[[], T]) -> T:
         """Await ``work()`` run on a worker thread; the loop keeps running meanwhile.
 
-        A cancellation of the awaiting task does not stop ``work`` (a thread cannot be
-        interrupted): the task waits for the thread to finish, then the cancellation goes on,
-        so no worker is ever left running for a caller that has gone (a bound on callers is a
-        bound on workers). Callers that need the work to stop pass it a cancel token as well.
+        A thread cannot be interrupted, so a cancellation of the awaiting task sets a cancel
+        token the work runs under (:func:`templiqx_core.fuel.cancelled_by`): every render-fuel
+        budget created inside it is cancelled, and the work stops as it draws fuel (within
+        milliseconds). The task still waits for the thread to finish, then the cancellation goes
+        on, so no worker is ever left running for a caller that has gone (a bound on callers is
+        a bound on workers).
         """
         import asyncio
 
-        future = asyncio.wrap_future(self.submit(work))
+        token = threading.Event()
+
+        def guarded() -> T:
+            with cancelled_by(token):
+                return work()
+
+        future = asyncio.wrap_future(self.submit(guarded))
         try:
             return await asyncio.shield(future)
         except asyncio.CancelledError:
+            token.set()
             while not future.done():
                 try:
                     await asyncio.wait([future])

@@ -17,6 +17,8 @@ from templiqx_contracts.lru import LRU, digest_key
 from templiqx_core import codes
 from templiqx_core.bounded import validate_bounded_schema
 from templiqx_core.components import component_content, find_component_cycle, legacy_arguments
+from templiqx_core.cost import minimum_steps
+from templiqx_core.fuel import current_fuel, provably_exhausted
 from templiqx_core.schema import compile_schema, validate_instance
 from templiqx_core.semver import is_semver
 from templiqx_core.static_types import STRING_SCHEMA, ContentChecker, is_identifier
@@ -42,7 +44,12 @@ _encode_key: Final = msgspec.msgpack.Encoder().encode
 
 
 def validate_contract(contract: Contract) -> list[Diagnostic]:
-    """All static diagnostics of ``contract`` (empty when it is valid). Never raises."""
+    """All static diagnostics of ``contract`` (empty when it is valid). Never raises.
+
+    The last check is the work every render of the contract provably takes
+    (:func:`~templiqx_core.cost.minimum_steps`) against the running call's fuel budget: a
+    contract that cannot render within it is ``TQX_FUEL_EXHAUSTED`` before any request.
+    """
     try:
         key: bytes | None = digest_key(_encode_key(contract))
     except (TypeError, ValueError, OverflowError):
@@ -60,7 +67,21 @@ def validate_contract(contract: Contract) -> list[Diagnostic]:
         cached = tuple((d.code, d.message, d.json_pointer or "") for d in found)
         if key is not None:
             _results.put(key, cached)
-    return [codes.problem(code, message, pointer) for code, message, pointer in cached]
+    found = [codes.problem(code, message, pointer) for code, message, pointer in cached]
+    found.extend(_work_problems(contract))
+    return found
+
+
+def _work_problems(contract: Contract) -> list[Diagnostic]:
+    """``TQX_FUEL_EXHAUSTED`` when every render of ``contract`` needs more than the budget."""
+    limit = current_fuel().limit
+    try:
+        _, message = minimum_steps(contract, limit)
+    except RecursionError:
+        return []  # nesting too deep: the cached checks already report it
+    if message is None:
+        return []
+    return [provably_exhausted(limit, f"/messages/{message}/content")]
 
 
 def _validate(contract: Contract) -> list[Diagnostic]:
