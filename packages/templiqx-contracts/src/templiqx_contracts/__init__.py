@@ -68,7 +68,7 @@ from templiqx_contracts.formats import (
     is_date_time,
 )
 from templiqx_contracts.json_numbers import find_outside_strings, float_markers
-from templiqx_contracts.json_value import JSONDecodeError, decode_json
+from templiqx_contracts.json_value import JSONDecodeError, decode_json, json_node_estimate
 from templiqx_contracts.lru import LRU, digest_key
 from templiqx_contracts.package import (
     SIGNATURE_ALGORITHM,
@@ -236,6 +236,7 @@ __all__ = [
     "__version__",
     "canonical_json",
     "decode_json",
+    "json_node_estimate",
     "digest_key",
     "declared_tools",
     "decode_stream_event",

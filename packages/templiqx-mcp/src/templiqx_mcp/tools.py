@@ -13,7 +13,9 @@ every other outcome — ``ok:false`` included — is a normal result carrying th
 ``structuredContent`` and as compact, key-sorted JSON text. An unknown tool is the JSON-RPC
 error -32602.
 
-No operation runs on the event loop: every call goes through the service's public async API
+No operation runs on the event loop, and neither does checking large arguments (walking 200,000
+values takes a fraction of a second; :func:`is_small` decides in a few microseconds whether the
+check may run inline): every call goes through the service's public async API
 (``ainvoke_bound``: the service's bounded worker pool, or a natively async runtime awaited on
 the loop), inside its package's lane (:mod:`templiqx_mcp.lanes`), so the server keeps reading —
 pings, cancellations, calls for other packages — however long a call takes. A streamed
@@ -30,6 +32,7 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
+import anyio.to_thread
 import mcp.types as types
 import msgspec
 from mcp.server.context import ServerRequestContext
@@ -47,6 +50,7 @@ __all__ = [
     "ToolSet",
     "envelope_result",
     "envelope_text",
+    "is_small",
     "lane_key",
     "tool",
     "tool_annotations",
@@ -187,6 +191,36 @@ def tool(spec: OperationSpec, *, live_runtime: bool = True) -> types.Tool:
     )
 
 
+_SMALL_NODES = 512
+_SMALL_TEXT = 1 << 16
+
+
+def is_small(value: Any) -> bool:
+    """Whether ``value`` holds at most 512 values and 64 KiB of text: cheap enough to check on
+    the event loop. Looks at no more than that much of it."""
+    budget = _SMALL_NODES
+    text = 0
+    stack = [value]
+    while stack:
+        budget -= 1
+        if budget < 0:
+            return False
+        item = stack.pop()
+        if isinstance(item, str):
+            text += len(item)
+            if text > _SMALL_TEXT:
+                return False
+        elif isinstance(item, (dict, list, tuple)):
+            if 2 * len(item) > budget:
+                return False
+            if isinstance(item, dict):
+                stack.extend(item.keys())
+                stack.extend(item.values())
+            else:
+                stack.extend(item)
+    return True
+
+
 def lane_key(arguments: Mapping[str, Any]) -> str:
     """The lane a call runs in: its package (``""`` for operations over the whole root)."""
     for name in ("package", "left_package", "name"):
@@ -236,7 +270,11 @@ class ToolSet:
         spec = self._specs.get(params.name)
         if spec is None:
             raise MCPError(code=INVALID_PARAMS, message="tool not found")
-        bound, problems = bind_arguments(spec, params.arguments or {})
+        arguments = params.arguments or {}
+        if is_small(arguments):
+            bound, problems = bind_arguments(spec, arguments)
+        else:
+            bound, problems = await anyio.to_thread.run_sync(bind_arguments, spec, arguments)
         if problems:
             return _argument_error("; ".join(d.message for d in problems))
         name = spec.name
