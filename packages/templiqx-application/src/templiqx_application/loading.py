@@ -28,8 +28,9 @@ from templiqx_contracts import (
     Diagnostic,
     PackageManifest,
     fingerprint,
+    has_errors,
 )
-from templiqx_core import ContractSource, resolve_tool_contract_refs
+from templiqx_core import ContractSource, resolve_tool_contract_refs, validate_contract
 from templiqx_ports import NotFoundError, PackageStore, PortError
 
 __all__ = ["ContractLoader", "LoadedContract"]
@@ -144,7 +145,9 @@ class ContractLoader:
             located = read.locate(include_diagnostics)
             return LoadedContract(package, contract_id, source, None, located, manifest)
         loaded = LoadedContract(package, contract_id, source, expanded, [], manifest)
-        if cacheable and manifest is not None:
+        # Only a valid contract is kept (its validation is cached too, so the caller's own
+        # validation costs nothing more): a refused one must leave nothing behind.
+        if cacheable and manifest is not None and not has_errors(validate_contract(expanded)):
             self.cache.put(loaded, source, manifest, recorder)
         return loaded
 

@@ -69,7 +69,7 @@ from templiqx_contracts.formats import (
 )
 from templiqx_contracts.json_numbers import find_outside_strings, float_markers
 from templiqx_contracts.json_value import JSONDecodeError, decode_json, json_node_estimate
-from templiqx_contracts.lru import LRU, digest_key
+from templiqx_contracts.lru import LRU, digest_key, validator_weight
 from templiqx_contracts.package import (
     SIGNATURE_ALGORITHM,
     AuthorizedMergeContext,
@@ -260,4 +260,5 @@ __all__ = [
     "quote_input",
     "tool_answer_problems",
     "tool_choice_of",
+    "validator_weight",
 ]

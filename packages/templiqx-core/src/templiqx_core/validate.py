@@ -19,7 +19,7 @@ from templiqx_core.bounded import validate_bounded_schema
 from templiqx_core.components import component_content, find_component_cycle, legacy_arguments
 from templiqx_core.cost import minimum_steps
 from templiqx_core.fuel import current_fuel, provably_exhausted
-from templiqx_core.schema import compile_schema, validate_instance
+from templiqx_core.schema import commit_staged, compile_schema, staged_schemas, validate_instance
 from templiqx_core.semver import is_semver
 from templiqx_core.static_types import STRING_SCHEMA, ContentChecker, is_identifier
 from templiqx_core.tools import check_tools
@@ -30,13 +30,17 @@ _CAPABILITY = re.compile(r"[A-Za-z0-9._:-]+")
 
 # Results are cached by the SHA-256 of the contract's msgpack bytes (which keep integer/float
 # identity), as plain tuples, so that callers can never alter a cached diagnostic; at most
-# 256 contracts and _RESULT_BYTES of diagnostic text in all (issue #18).
+# 256 contracts and _RESULT_BYTES of diagnostic text in all (issue #18). Only a valid contract's
+# result is kept, with the schemas its validation compiled (issue #29: nothing for a refusal).
 _RESULT_BYTES: Final = 16 * 1024 * 1024
 _Result = tuple[tuple[str, str, str], ...]
 
 
 def _result_bytes(result: _Result) -> int:
-    return sum(64 + len(code) + len(message) + len(pointer) for code, message, pointer in result)
+    entry = 160  # the key, the tuple and the map's slot
+    return entry + sum(
+        64 + len(code) + len(message) + len(pointer) for code, message, pointer in result
+    )
 
 
 _results: LRU[bytes, _Result] = LRU(256, max_weight=_RESULT_BYTES, weigh=_result_bytes)
@@ -56,16 +60,18 @@ def validate_contract(contract: Contract) -> list[Diagnostic]:
         key = None
     cached = _results.get(key) if key is not None else None
     if cached is None:
-        try:
-            found = _validate(contract)
-        except RecursionError:
-            found = [
-                codes.problem(
-                    codes.CONTENT_TOO_DEEP, "the contract nests too deeply to validate", ""
-                )
-            ]
+        with staged_schemas() as staging:
+            try:
+                found = _validate(contract)
+            except RecursionError:
+                found = [
+                    codes.problem(
+                        codes.CONTENT_TOO_DEEP, "the contract nests too deeply to validate", ""
+                    )
+                ]
         cached = tuple((d.code, d.message, d.json_pointer or "") for d in found)
-        if key is not None:
+        if not cached and key is not None:
+            commit_staged(staging)
             _results.put(key, cached)
     found = [codes.problem(code, message, pointer) for code, message, pointer in cached]
     found.extend(_work_problems(contract))
