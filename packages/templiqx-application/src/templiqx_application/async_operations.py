@@ -54,6 +54,8 @@ class AsyncOperations:
 
         def _metered(self, cancel: CancelToken | None) -> AbstractContextManager[Fuel]: ...
 
+        def _cpu_bound(self, fuel: Fuel) -> AbstractContextManager[None]: ...
+
         def _operation(
             self, name: object
         ) -> tuple[OperationSpec, Callable[..., OperationEnvelope]] | OperationEnvelope: ...
@@ -72,7 +74,7 @@ class AsyncOperations:
         """Everything of an ``execute_contract`` before the runtime call (bound arguments),
         on the call's fuel budget, cancelled by ``cancel`` and by the worker pool's token."""
         try:
-            with self._metered(cancel):
+            with self._metered(cancel) as fuel, self._cpu_bound(fuel):
                 return execution.prepare_execution(
                     self._ctx,
                     self._ctx.runtime,

@@ -17,6 +17,7 @@ one ``Failed`` whose code is the diagnostic's.
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import Any
 
@@ -355,24 +356,27 @@ def execute_contract(
     loaded: LoadedContract | None = None,
     limits: StreamLimits = DEFAULT_STREAM_LIMITS,
     package_data: bool = False,
+    preparing: AbstractContextManager[Any] | None = None,
 ) -> OperationEnvelope:
     """Run one interaction on ``runtime``, blocking; fingerprints ``request`` and ``output``.
 
     ``loaded``: the contract's load, when already done; ``package_data``: the request is the
-    package's own eval fixture (see :func:`prepare_interaction`).
+    package's own eval fixture (see :func:`prepare_interaction`); ``preparing``: entered around
+    the preparation only (the service's CPU slot), never around the runtime call.
     """
-    prepared = prepare_execution(
-        ctx,
-        runtime,
-        package,
-        contract,
-        request,
-        capabilities,
-        fixture_output=fixture_output,
-        operation=operation,
-        loaded=loaded,
-        package_data=package_data,
-    )
+    with preparing if preparing is not None else nullcontext():
+        prepared = prepare_execution(
+            ctx,
+            runtime,
+            package,
+            contract,
+            request,
+            capabilities,
+            fixture_output=fixture_output,
+            operation=operation,
+            loaded=loaded,
+            package_data=package_data,
+        )
     if isinstance(prepared, OperationEnvelope):
         return prepared
     if cancel is not None and cancel.is_set():

@@ -57,14 +57,21 @@ from templiqx_application.diagnostics import error
 from templiqx_application.fake_runtime import DeterministicFakeRuntime
 from templiqx_application.loading import ContractLoader
 from templiqx_application.stream_record import DEFAULT_STREAM_LIMITS, StreamLimits
-from templiqx_application.workers import DEFAULT_WORKER_THREADS, WorkerPool
+from templiqx_application.workers import DEFAULT_WORKER_THREADS, CpuSlots, WorkerPool
 from templiqx_contracts import (
     AdapterDescriptor,
     OperationEnvelope,
     RenderRequest,
     quote_input,
 )
-from templiqx_core.fuel import FUEL_ENV, CallCancelledError, Fuel, fuel_limit, metered
+from templiqx_core.fuel import (
+    FUEL_ENV,
+    CallCancelledError,
+    Fuel,
+    current_fuel,
+    fuel_limit,
+    metered,
+)
 from templiqx_ports import ArtifactWorkspace, CancelToken, PackageStore, RuntimeAdapter, StreamSink
 
 __all__ = ["TempliqxService"]
@@ -82,7 +89,10 @@ class TempliqxService(AsyncOperations):
     ``stream_limits`` bounds what an envelope keeps of a stream. ``render_fuel`` is the work
     budget of one call in steps (1 to ``MAX_RENDER_FUEL``; default: ``TEMPLIQX_RENDER_FUEL``
     from the environment, else ``DEFAULT_RENDER_FUEL``); a value out of range raises
-    ``ValueError`` naming it.
+    ``ValueError`` naming it. ``cpu_slots`` bounds the calls doing CPU-bound work at once
+    (default: one per CPU, at least two; :class:`~templiqx_application.workers.CpuSlots`): the
+    read-only operations and the preparation of an execution take a slot, writes (which may
+    wait for a package lock) and runtime calls do not.
     """
 
     def __init__(
@@ -95,10 +105,12 @@ class TempliqxService(AsyncOperations):
         worker_threads: int = DEFAULT_WORKER_THREADS,
         stream_limits: StreamLimits = DEFAULT_STREAM_LIMITS,
         render_fuel: int | None = None,
+        cpu_slots: int | None = None,
     ) -> None:
         self._fuel = fuel_limit(
             render_fuel if render_fuel is not None else os.environ.get(FUEL_ENV)
         )
+        self._cpu = CpuSlots(cpu_slots)
         self._pool = WorkerPool(worker_threads)
         self._limits = stream_limits
         fake = DeterministicFakeRuntime()
@@ -161,6 +173,12 @@ class TempliqxService(AsyncOperations):
         """One call's budget and cancel token for everything the block runs."""
         with metered(Fuel(self._fuel, cancel)) as fuel:
             yield fuel
+
+    @contextmanager
+    def _cpu_bound(self, fuel: Fuel) -> Iterator[None]:
+        """Hold one of the service's CPU slots (waiting, cancellably, for one)."""
+        with self._cpu.slot(lambda: fuel.cancelled):
+            yield
 
     @property
     def runtime_descriptor(self) -> AdapterDescriptor:
@@ -282,7 +300,11 @@ class TempliqxService(AsyncOperations):
             with self._metered(cancel) as fuel:
                 if fuel.cancelled:
                     raise CallCancelledError
-                return implementation(**bound)
+                spec = operation_spec(name)
+                if spec is None or not spec.read_only:
+                    return implementation(**bound)  # a write may wait for a lock: no slot
+                with self._cpu_bound(fuel):
+                    return implementation(**bound)
         except CallCancelledError as exc:
             return cancelled_envelope(name, exc, stream=bound.get("stream") is True)
         except Exception as exc:  # the service never raises
@@ -312,6 +334,7 @@ class TempliqxService(AsyncOperations):
             sink=sink,
             cancel=cancel,
             limits=self._limits,
+            preparing=self._cpu_bound(current_fuel()),
         )
 
     # --- typed methods, one per operation ---------------------------------------------------
