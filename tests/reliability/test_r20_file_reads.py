@@ -87,7 +87,7 @@ def test_a_huge_partial_that_is_not_yaml(tmp_path: Path, size: int) -> None:
         _check(
             f"{operation}: {size // GIB} GiB partial",
             size,
-            lambda: service.invoke(operation, arguments),
+            lambda operation=operation, arguments=arguments: service.invoke(operation, arguments),
         )
 
 
@@ -105,7 +105,7 @@ def test_a_huge_listed_template(tmp_path: Path, size: int) -> None:
         _check(
             f"{operation}: {size // GIB} GiB template",
             size,
-            lambda: service.invoke(operation, {"package": "welcome"}),
+            lambda operation=operation: service.invoke(operation, {"package": "welcome"}),
         )
 
 

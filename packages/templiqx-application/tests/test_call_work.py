@@ -167,7 +167,8 @@ def test_a_call_waiting_for_a_cpu_slot_leaves_when_cancelled(
     time.sleep(0.2)
     second_token.set()
     second.join(5)
-    assert not second.is_alive() and codes(outcome["second"]) == ["TQX_CANCELLED"]
+    assert not second.is_alive()
+    assert codes(outcome["second"]) == ["TQX_CANCELLED"]
     assert first.is_alive()  # the slot's holder runs on
     first_token.set()
     first.join(5)

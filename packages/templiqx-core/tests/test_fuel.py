@@ -81,7 +81,8 @@ def test_loops_without_output_run_out_of_fuel() -> None:
     assert "TEMPLIQX_RENDER_FUEL" in diagnostics[0].message
     # the same loops over a short list fit in the budget
     small, diagnostics = render_messages(NESTED, RenderRequest(inputs={"xs": [1, 2, 3]}), Fuel(200))
-    assert diagnostics == [] and small is not None
+    assert diagnostics == []
+    assert small is not None
 
 
 def test_every_unit_of_work_draws() -> None:
@@ -103,7 +104,8 @@ def test_every_unit_of_work_draws() -> None:
     messages, _ = render_messages(
         contract([equal]), RenderRequest(inputs={"big": ["x"] * 5000}), fuel
     )
-    assert messages is not None and messages[0].content == "same"
+    assert messages is not None
+    assert messages[0].content == "same"
     assert fuel.used > 5000
 
 
@@ -123,7 +125,8 @@ def test_a_component_call_tree_is_refused_before_any_request() -> None:
     assert codes(diagnostics) == ["TQX_FUEL_EXHAUSTED"]
     assert diagnostics[0].json_pointer == "/messages/0/content"
     interaction, diagnostics = compile_interaction(chain, RenderRequest(), ["text"])
-    assert interaction is None and codes(diagnostics) == ["TQX_FUEL_EXHAUSTED"]
+    assert interaction is None
+    assert codes(diagnostics) == ["TQX_FUEL_EXHAUSTED"]
     # the same chain, 10 deep, fits: it is refused for its size, not for having components
     short = {name: value for name, value in components.items() if int(name[1:]) < 10}
     short["c10"] = components["c24"]
@@ -170,7 +173,8 @@ def test_a_set_token_stops_a_render_within_milliseconds() -> None:
     assert not thread.is_alive()
     assert stopped_after < 1.0  # measured: ~1 ms (2,048 steps between looks at the token)
     messages, diagnostics = outcome[0]
-    assert messages is None and codes(diagnostics) == ["TQX_CANCELLED"]
+    assert messages is None
+    assert codes(diagnostics) == ["TQX_CANCELLED"]
 
 
 def test_tokens_in_scope_cancel_every_budget_made_inside() -> None:
