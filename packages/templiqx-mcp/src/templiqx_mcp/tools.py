@@ -14,8 +14,9 @@ every other outcome — ``ok:false`` included — is a normal result carrying th
 error -32602.
 
 No operation runs on the event loop, and neither does checking large arguments (walking 200,000
-values takes a fraction of a second; :func:`is_small` decides in a few microseconds whether the
-check may run inline): every call goes through the service's public async API
+values takes a fraction of a second; :func:`~templiqx_mcp.weight.is_small` decides in a few
+microseconds whether the check may run inline), nor turning a large envelope into its result:
+every call goes through the service's public async API
 (``ainvoke_bound``: the service's bounded worker pool, or a natively async runtime awaited on
 the loop), inside its package's lane (:mod:`templiqx_mcp.lanes`), so the server keeps reading —
 pings, cancellations, calls for other packages — however long a call takes. A streamed
@@ -44,13 +45,13 @@ from templiqx_contracts import OperationEnvelope, find_outside_strings, float_ma
 from templiqx_mcp.calls import stream_with_progress
 from templiqx_mcp.lanes import Lanes
 from templiqx_mcp.schemas import input_schema, output_schema
+from templiqx_mcp.weight import is_small
 
 __all__ = [
     "INVALID_PARAMS",
     "ToolSet",
     "envelope_result",
     "envelope_text",
-    "is_small",
     "lane_key",
     "tool",
     "tool_annotations",
@@ -191,36 +192,6 @@ def tool(spec: OperationSpec, *, live_runtime: bool = True) -> types.Tool:
     )
 
 
-_SMALL_NODES = 512
-_SMALL_TEXT = 1 << 16
-
-
-def is_small(value: Any) -> bool:
-    """Whether ``value`` holds at most 512 values and 64 KiB of text: cheap enough to check on
-    the event loop. Looks at no more than that much of it."""
-    budget = _SMALL_NODES
-    text = 0
-    stack = [value]
-    while stack:
-        budget -= 1
-        if budget < 0:
-            return False
-        item = stack.pop()
-        if isinstance(item, str):
-            text += len(item)
-            if text > _SMALL_TEXT:
-                return False
-        elif isinstance(item, (dict, list, tuple)):
-            if 2 * len(item) > budget:
-                return False
-            if isinstance(item, dict):
-                stack.extend(item.keys())
-                stack.extend(item.values())
-            else:
-                stack.extend(item)
-    return True
-
-
 def lane_key(arguments: Mapping[str, Any]) -> str:
     """The lane a call runs in: its package (``""`` for operations over the whole root)."""
     for name in ("package", "left_package", "name"):
@@ -285,4 +256,6 @@ class ToolSet:
                 envelope = await stream_with_progress(service, bound, report)
             else:
                 envelope = await service.ainvoke_bound(name, bound)
-        return envelope_result(envelope)
+        if is_small(envelope.result) and is_small(envelope.stream_events):
+            return envelope_result(envelope)
+        return await anyio.to_thread.run_sync(envelope_result, envelope)

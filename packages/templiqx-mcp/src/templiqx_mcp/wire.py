@@ -61,6 +61,7 @@ import msgspec
 
 from templiqx_application import MAX_ARGUMENT_BYTES, MAX_ARGUMENT_NODES
 from templiqx_contracts import json_node_estimate
+from templiqx_mcp.weight import is_small
 
 __all__ = [
     "FRAMING_BYTES",
@@ -364,6 +365,26 @@ def _parse_large(line: str) -> Any:
     return types.jsonrpc_message_adapter.validate_python(value, by_name=False)
 
 
+def _dump(message: Any) -> str:
+    return str(message.model_dump_json(by_alias=True, exclude_unset=True))
+
+
+def _dump_large(message: Any) -> str:
+    """The same JSON value as :func:`_dump`, written by msgspec: pydantic's serializer holds the
+    interpreter for the whole message (200 ms for a 16 MB result, the event loop stopped
+    meanwhile), msgspec takes a few milliseconds."""
+    data = message.model_dump(by_alias=True, exclude_unset=True, mode="json")
+    return msgspec.json.encode(data).decode("utf-8")
+
+
+async def _dumped(message: Any) -> str:
+    """A message's JSON; a large result is written out on a worker thread, off the loop."""
+    result = getattr(message, "result", None)
+    if result is None or is_small(result):
+        return _dump(message)
+    return str(await anyio.to_thread.run_sync(_dump_large, message))
+
+
 @asynccontextmanager
 async def stdio_transport(
     lines: WireLines, writer: WireWriter, *, log: Log = _stderr
@@ -441,7 +462,7 @@ async def stdio_transport(
     async def write(group: anyio.abc.TaskGroup) -> None:
         async with outgoing_receive:
             async for message in outgoing_receive:
-                text = message.message.model_dump_json(by_alias=True, exclude_unset=True)
+                text = await _dumped(message.message)
                 try:
                     await writer.write(text + "\n")
                     await writer.flush()
