@@ -324,10 +324,16 @@ def _stderr(line: str) -> None:
         sys.stderr.flush()
 
 
+def _integer(text: str) -> int | None:
+    """An integer token, or ``None`` past the interpreter's digit limit (an out-of-range number
+    is the line's problem, not a reason to lose its id)."""
+    return int(text) if len(text) <= 4300 else None
+
+
 def _invalid(line: str, exc: Exception) -> tuple[int, str, str | int | None, str]:
     """(code, message, id, stderr note) for a line the SDK's message types refused."""
     try:
-        value = json.loads(line)
+        value = json.loads(line, parse_int=_integer)
     except json.JSONDecodeError as bad:
         note = f"line {bad.lineno} column {bad.colno}: {bad.msg}"
         return PARSE_ERROR, f"Parse error: not JSON ({note})", None, f"not JSON ({note})"
