@@ -14,7 +14,7 @@ from typing import Any
 from templiqx_application.catalog import CATALOG
 from templiqx_application.context import envelope
 from templiqx_application.diagnostics import error
-from templiqx_contracts import Failed, OperationEnvelope, RenderRequest
+from templiqx_contracts import Failed, OperationEnvelope, RenderRequest, StreamEvent
 from templiqx_core.fuel import CallCancelledError
 
 __all__ = [
@@ -61,7 +61,9 @@ def cancelled_envelope(name: str, exc: CallCancelledError, *, stream: bool) -> O
     failure = error(
         "TQX_RUNTIME_CANCELLED", "execution was cancelled before the runtime was called"
     )
-    events = [Failed(code=failure.code, message=failure.message)] if stream else None
+    events: list[StreamEvent] | None = (
+        [Failed(code=failure.code, message=failure.message)] if stream else None
+    )
     return envelope(name, diagnostics=[failure], stream_events=events)
 
 
