@@ -191,3 +191,22 @@ def test_tokens_in_scope_cancel_every_budget_made_inside() -> None:
     assert current_fuel().limit == DEFAULT_RENDER_FUEL
     with metered(Fuel(7)) as mine:
         assert current_fuel() is mine
+
+
+def test_a_cancelled_call_stops_reading_a_large_document() -> None:
+    """Reading draws no fuel (it is bounded by MAX_EXPANDED_NODES) but looks at the tokens."""
+    from templiqx_core import parse_contract
+
+    source = (
+        "api_version: templiqx/v1alpha1\nid: big\nversion: 1.0.0\ncapabilities: [text]\n"
+        "messages: [{role: user, content: [{kind: text, value: hi}]}]\n"
+        "output_schema: {type: string}\n"
+        "runtime_policy:\n  junk: [" + ",".join(["{}"] * 90_000) + "]\n"
+    )
+    token = threading.Event()
+    token.set()
+    with metered(Fuel(cancel=token)), pytest.raises(CallCancelledError):
+        parse_contract(source)
+    contract, diagnostics = parse_contract(source)  # outside a metered call: read whole
+    assert contract is not None
+    assert diagnostics == []

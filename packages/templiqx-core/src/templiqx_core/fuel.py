@@ -44,6 +44,7 @@ __all__ = [
     "Fuel",
     "FuelExhaustedError",
     "cancelled_by",
+    "check_cancelled",
     "current_fuel",
     "fuel_limit",
     "metered",
@@ -221,6 +222,14 @@ def cancelled_by(cancel: CancelLike) -> Iterator[None]:
         yield
     finally:
         _ambient.reset(token)
+
+
+def check_cancelled() -> None:
+    """Raise :class:`CallCancelledError` when the running call's tokens are set (nothing when no
+    call is metered). For long steps that draw no fuel, such as reading a large document."""
+    fuel = _current.get()
+    if fuel is not None:
+        fuel.check()
 
 
 def current_fuel() -> Fuel:
