@@ -17,6 +17,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -106,7 +107,8 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
     done = Installed(venv, home, *copies)
     build, install = install_commands()
     _shell(build, cwd=REPO, env=done.env())
-    assert len(list((home / "templiqx-wheels").glob("*.whl"))) == 11
+    members = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["uv"]["workspace"]
+    assert len(list((home / "templiqx-wheels").glob("*.whl"))) == len(members["members"])
     for copy in copies:
         _shell(install, cwd=copy, env=done.env())
     return done
