@@ -108,6 +108,20 @@ def _cases() -> list[Case]:
     fixture = ["--fixture-output"]
     return [
         Case("catalog", "catalog", True, lambda r: {}, lambda r, i: ["catalog"]),
+        Case(
+            "catalog.names",
+            "catalog",
+            True,
+            lambda r: {"view": "names"},
+            lambda r, i: ["catalog", "--view", "names"],
+        ),
+        Case(
+            "catalog.full",
+            "catalog",
+            True,
+            lambda r: {"view": "full"},
+            lambda r, i: ["catalog", "--view", "full"],
+        ),
         Case("discover", "discover_packages", True, lambda r: {}, lambda r, i: ["discover"]),
         Case(
             "discover.broken-package",
@@ -494,7 +508,7 @@ def _cases() -> list[Case]:
                 "package": "parity",
                 "version": "0.2.0",
                 "description": "behaviour parity",
-                "expected_fingerprint": _fp(r, "sign", "manifest"),
+                "expected_fingerprint": _fp(r, "sign", "package"),
             },
             lambda r, i: [
                 "update-package",
@@ -504,7 +518,7 @@ def _cases() -> list[Case]:
                 "--description",
                 "behaviour parity",
                 "--expected-fingerprint",
-                _fp(r, "sign", "manifest"),
+                _fp(r, "sign", "package"),
             ],
         ),
         Case(
@@ -518,12 +532,12 @@ def _cases() -> list[Case]:
             "delete_package",
             "delete_package",
             True,
-            lambda r: {"package": "parity", "expected_fingerprint": _fp(r, "update", "manifest")},
+            lambda r: {"package": "parity", "expected_fingerprint": _fp(r, "update", "package")},
             lambda r, i: [
                 "delete-package",
                 "parity",
                 "--expected-fingerprint",
-                _fp(r, "update", "manifest"),
+                _fp(r, "update", "package"),
             ],
         ),
         Case(
@@ -588,7 +602,8 @@ def _cases() -> list[Case]:
 
 
 NO_FAILURE_MODE = {
-    "catalog": "takes no arguments and reads nothing: every call succeeds",
+    "catalog": "reads nothing: every call with valid arguments succeeds (an unknown view is an "
+    "argument error, which MCP answers as isError, not as an envelope)",
 }
 """Operations that cannot fail on valid arguments, and why (the guard accepts no others)."""
 

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     )
     from templiqx_application.catalog import (
         CATALOG,
+        CATALOG_VIEWS,
         MAX_ARGUMENT_BYTES,
         MAX_ARGUMENT_DEPTH,
         OPERATION_NAMES,
@@ -32,8 +33,10 @@ if TYPE_CHECKING:
         ParameterSpec,
         ParameterType,
         bind_arguments,
+        catalog_result,
         operation_spec,
     )
+    from templiqx_application.catalog_operation import catalog_envelope
     from templiqx_application.codes import APPLICATION_CODES, PORT_CODES, fix_hint
     from templiqx_application.fake_runtime import (
         FAKE_RUNTIME_DESCRIPTOR,
@@ -59,6 +62,7 @@ __all__ = [
     "AUTHORIZED_MERGE_KEY",
     "CANCEL_GRACE_S",
     "CATALOG",
+    "CATALOG_VIEWS",
     "DEFAULT_STREAM_LIMITS",
     "DEFAULT_WORKER_THREADS",
     "FAKE_RUNTIME_DESCRIPTOR",
@@ -83,6 +87,8 @@ __all__ = [
     "__version__",
     "authorized_context_fingerprint",
     "bind_arguments",
+    "catalog_envelope",
+    "catalog_result",
     "create_fake_runtime",
     "fix_hint",
     "operation_spec",
@@ -103,6 +109,7 @@ if not TYPE_CHECKING:  # type checkers see the imports above, and no module __ge
         ),
         "templiqx_application.catalog": (
             "CATALOG",
+            "CATALOG_VIEWS",
             "MAX_ARGUMENT_BYTES",
             "MAX_ARGUMENT_DEPTH",
             "OPERATION_NAMES",
@@ -110,8 +117,10 @@ if not TYPE_CHECKING:  # type checkers see the imports above, and no module __ge
             "ParameterSpec",
             "ParameterType",
             "bind_arguments",
+            "catalog_result",
             "operation_spec",
         ),
+        "templiqx_application.catalog_operation": ("catalog_envelope",),
         "templiqx_application.codes": (
             "APPLICATION_CODES",
             "PORT_CODES",

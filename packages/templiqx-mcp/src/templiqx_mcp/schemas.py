@@ -57,7 +57,7 @@ __all__ = [
 _DRAFT = "https://json-schema.org/draft/2020-12/schema"
 
 RESULT_TYPES: Final[dict[str, Any]] = {
-    "catalog": list[OperationSpec],
+    "catalog": list[OperationSpec | str],  # view=full: the specs; view=names: the names
     "discover_packages": list[PackageManifest],
     "create_package": PackageManifest,
     "update_package": PackageManifest,
@@ -102,6 +102,8 @@ def parameter_schema(parameter: ParameterSpec) -> dict[str, Any]:
     schema: dict[str, Any]
     if parameter.type == "string":
         schema = {"type": "string"}
+        if isinstance(parameter.choices, list):
+            schema["enum"] = list(parameter.choices)
     elif parameter.type == "boolean":
         schema = {"type": "boolean"}
     elif parameter.type == "string_list":
