@@ -141,6 +141,14 @@ class LangfuseRuntime(RuntimeAdapter, AsyncRuntimeAdapter):
         assert self._endpoints is not None
         return client, self._endpoints[1]
 
+    def check_settings(self) -> None:
+        """Read the model and Langfuse settings now (a server's start-up and readiness checks).
+
+        Raises :class:`~templiqx_ports.RuntimeFailureError` (``TQX_RUNTIME_PERMANENT``) naming
+        every missing or invalid setting; never calls a model or Langfuse.
+        """
+        self._ready()
+
     @property
     def model_settings(self) -> OpenAISettings:
         """The model endpoint settings (read now if not yet read)."""

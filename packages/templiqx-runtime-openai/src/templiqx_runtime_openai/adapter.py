@@ -156,6 +156,14 @@ class OpenAIRuntime(RuntimeAdapter, AsyncRuntimeAdapter):
         """The underlying chat-completions client (made now if not yet made)."""
         return self._lazy.get()
 
+    def check_settings(self) -> None:
+        """Read the settings now (a server's start-up and readiness checks call this).
+
+        Raises :class:`~templiqx_ports.RuntimeFailureError` (``TQX_RUNTIME_PERMANENT``) naming
+        every missing or invalid setting, as the first model call would; never calls a model.
+        """
+        self._lazy.get()
+
     def close(self) -> None:
         """Close pooled connections (the runtime stays usable).
 
