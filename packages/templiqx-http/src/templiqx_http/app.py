@@ -118,5 +118,6 @@ def create_app(
         )
     stack.extend(middleware)
     app = Starlette(routes=table, middleware=stack)
+    app.router.redirect_slashes = False  # the reference: /catalog/ is an unknown route
     app.state.templiqx = state
     return app
