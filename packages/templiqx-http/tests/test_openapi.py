@@ -116,10 +116,8 @@ def test_the_reference_conventions_hold() -> None:
         assert path.startswith("/operations/v1/"), path
         for method, operation in item.items():
             assert any(
-                status.startswith("2")
-                and "application/json" in response.get("content", {})
-                or status.startswith("2")
-                and "application/yaml" in response.get("content", {})
+                (status.startswith("2") and "application/json" in response.get("content", {}))
+                or (status.startswith("2") and "application/yaml" in response.get("content", {}))
                 for status, response in operation["responses"].items()
             ), (method, path)
             if method != "get":

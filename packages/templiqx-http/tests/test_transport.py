@@ -7,10 +7,9 @@ result or fingerprints, and the status the reference gives it (or ours, for what
 from __future__ import annotations
 
 import json
-from typing import Any
-
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from starlette.testclient import TestClient
