@@ -23,7 +23,6 @@ from typing import Any
 import anyio
 import msgspec
 import pytest
-
 from starlette.testclient import TestClient
 
 from templiqx_application import CATALOG

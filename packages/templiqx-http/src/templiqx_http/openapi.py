@@ -47,6 +47,8 @@ META_OPERATION_IDS: Final[dict[tuple[str, str], str]] = {
 """The documented routes that are not operations (the reference's names)."""
 
 _REF = "#/components/schemas/{name}"
+_NAME_PATTERN: Final = "^[A-Za-z0-9_.-]+$"
+"""Package and contract names (the service refuses others with TQX_PATH_INVALID, 400)."""
 _FAILURES: Final = {
     "400": "The request is malformed (TQX_HTTP_*), or the service found an argument invalid.",
     "401": "The server requires a bearer token and the request has none or a wrong one.",
@@ -190,12 +192,15 @@ def _parameters(route: OperationRoute) -> list[dict[str, Any]]:
         description = spec[name].description
         if placeholder == "artifact":
             description += " The rest of the path; it may contain '/'."
+        schema: dict[str, Any] = {"type": "string", "minLength": 1}
+        if placeholder != "artifact":
+            schema["pattern"] = _NAME_PATTERN
         found.append(
             {
                 "name": placeholder,
                 "in": "path",
                 "required": True,
-                "schema": {"type": "string", "minLength": 1},
+                "schema": schema,
                 "description": description,
             }
         )
@@ -414,8 +419,9 @@ def openapi_document() -> dict[str, Any]:
                     "name": "X-Request-Id",
                     "in": "header",
                     "required": False,
-                    "schema": {"type": "string", "minLength": 1, "maxLength": 128},
-                    "description": "Echoed on the response; the server makes one when absent.",
+                    "schema": {"type": "string"},
+                    "description": "Echoed on the response when it is 1 to 128 printable "
+                    "ASCII characters; otherwise (or when absent) the server makes one.",
                 },
                 "XTenantId": {
                     "name": "X-Tenant-Id",
@@ -428,7 +434,7 @@ def openapi_document() -> dict[str, Any]:
                     "name": "If-Match",
                     "in": "header",
                     "required": True,
-                    "schema": {"type": "string"},
+                    "schema": {"type": "string", "pattern": '[^"\\s]'},
                     "description": "The current fingerprint (the compare-and-swap token); "
                     "quotes around it are stripped.",
                 },
