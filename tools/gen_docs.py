@@ -40,6 +40,7 @@ from templiqx_application import APPLICATION_CODES, CATALOG, PORT_CODES, Operati
 from templiqx_cli.app import build_group
 from templiqx_cli.layout import MERGED, layout_for
 from templiqx_core import CORE_CODES, parse_manifest
+from templiqx_http.codes import HTTP_CODES, HTTP_STATUS
 from templiqx_ports import RETRYABLE_CODES
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -98,13 +99,20 @@ def diagnostics() -> str:
             f"\n\nAlso raised by the application with its own wording: {listed} "
             "(listed with the core codes)."
         )
-    total = len(set(CORE_CODES) | set(APPLICATION_CODES) | set(PORT_CODES))
+    http = _table(
+        ["code", "status", "how to fix it"],
+        ((f"`{c}`", str(HTTP_STATUS[c]), h) for c, h in sorted(HTTP_CODES.items())),
+    )
+    total = len(set(CORE_CODES) | set(APPLICATION_CODES) | set(PORT_CODES) | set(HTTP_CODES))
     return (
         f"{total} codes.\n\n"
         f"### Contract language (templiqx-core)\n\n{core}\n\n"
         f"### Packages, loading, execution and service calls (templiqx-application)\n\n"
         f"{application}{note}\n\n"
-        f"### Storage and runtimes (templiqx-ports, relayed by the application)\n\n{ports}"
+        f"### Storage and runtimes (templiqx-ports, relayed by the application)\n\n{ports}\n\n"
+        f"### The HTTP transport (templiqx-http)\n\n"
+        f"Reported only over HTTP, by the transport before the service is called (the status "
+        f"of every other code follows the [status rule](../http.md#status-codes)).\n\n{http}"
     )
 
 

@@ -63,3 +63,14 @@ def test_only_errors_count_and_2xx_iff_ok() -> None:
         "catalog", diagnostics=[warning, Diagnostic.error("TQX_OUTPUT_SCHEMA", "x")]
     )
     assert status_for(failed) == 422
+
+
+def test_every_transport_code_has_a_status_and_a_hint_and_its_status_fits_the_rule() -> None:
+    from templiqx_http.codes import HTTP_CODES, HTTP_STATUS
+
+    assert set(HTTP_CODES) == set(HTTP_STATUS)
+    assert all(code.startswith("TQX_HTTP_") for code in HTTP_CODES)
+    # the reference's codes keep the rule's 400; the port's own say what happened
+    assert HTTP_STATUS["TQX_HTTP_JSON"] == status_for_codes(["TQX_HTTP_JSON"]) == 400
+    assert HTTP_STATUS["TQX_HTTP_IF_MATCH_REQUIRED"] == 400
+    assert all(status >= 400 for status in HTTP_STATUS.values())

@@ -150,7 +150,6 @@ class OperationEndpoint:
         given = (_header(scope, b"authorization") or "").encode("latin-1")
         if not hmac.compare_digest(given, self._expected):
             raise TransportError(
-                401,
                 "TQX_HTTP_UNAUTHORIZED",
                 "this server requires a bearer token",
                 pointer="/headers/authorization",
@@ -225,7 +224,6 @@ class OperationEndpoint:
 
 def _busy(limit: int) -> TransportError:
     return TransportError(
-        503,
         "TQX_HTTP_BUSY",
         f"the server is serving its limit of {limit} requests at once",
         help=f"retry after {RETRY_AFTER_S} s; an operator may raise the limit "
@@ -236,7 +234,6 @@ def _busy(limit: int) -> TransportError:
 
 def _timed_out(seconds: float) -> TransportError:
     return TransportError(
-        504,
         "TQX_HTTP_TRANSPORT",
         f"request timed out after {seconds:g} s; its work was cancelled",
         help="retry with less work, stream the execution (Accept: text/event-stream), or "

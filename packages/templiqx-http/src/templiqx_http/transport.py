@@ -32,6 +32,7 @@ from starlette.types import Receive
 
 from templiqx_application import bind_arguments
 from templiqx_contracts import Diagnostic, OperationEnvelope, quote_input
+from templiqx_http.codes import HTTP_STATUS
 from templiqx_http.routes import OperationRoute
 
 __all__ = [
@@ -51,11 +52,11 @@ class ClientGoneError(Exception):
 
 
 class TransportError(Exception):
-    """A request refused by the transport: its status, code, message and extra headers."""
+    """A request refused by the transport: its code (which decides the status, see
+    :data:`~templiqx_http.codes.HTTP_STATUS`), message, help and extra headers."""
 
     def __init__(
         self,
-        status: int,
         code: str,
         message: str,
         *,
@@ -64,7 +65,7 @@ class TransportError(Exception):
         headers: Mapping[str, str] | None = None,
     ) -> None:
         super().__init__(message)
-        self.status = status
+        self.status = HTTP_STATUS[code]
         self.code = code
         self.message = message
         self.pointer = pointer
@@ -84,12 +85,11 @@ def failure_envelope(
 
 
 def _bad(message: str, *, help: str | None = None, pointer: str = "/") -> TransportError:
-    return TransportError(400, BAD_REQUEST, message, pointer=pointer, help=help)
+    return TransportError(BAD_REQUEST, message, pointer=pointer, help=help)
 
 
 def too_large(limit: int) -> TransportError:
     return TransportError(
-        413,
         "TQX_HTTP_BODY_TOO_LARGE",
         f"request body exceeds the {limit}-byte limit",
         help="send less (a contract source, inputs and context fit in the limit), or raise "
@@ -267,7 +267,6 @@ def decode_arguments(
     token = if_match(if_match_header)
     if route.if_match == "required" and token is None:
         raise TransportError(
-            400,
             IF_MATCH_REQUIRED,
             "If-Match is required for this mutation",
             pointer="/headers/if-match",
@@ -281,7 +280,6 @@ def decode_arguments(
         query = _query_arguments(route, query_string)
         if query.get("workspace") is not None and not allow_workspace:
             raise TransportError(
-                403,
                 "TQX_HTTP_WORKSPACE_DISABLED",
                 "the workspace override is disabled on this server",
                 pointer="/query/workspace",
