@@ -2,9 +2,9 @@
 
 "Can emit": every ``TQX_*`` string literal in the source of the distributions, plus the
 code registries (``templiqx_core.CORE_CODES``, ``templiqx_application.APPLICATION_CODES`` and
-``PORT_CODES``, ``templiqx_ports.RuntimeFailureCode``, ``templiqx_http.codes.HTTP_CODES``). Every such code must appear in
-docs/reference/diagnostics.md and have a fix hint in a registry; every code the reference, the
-README or a page of the guide names must exist.
+``PORT_CODES``, ``templiqx_ports.RuntimeFailureCode``, ``templiqx_http.codes.HTTP_CODES``).
+Every such code must appear in docs/reference/diagnostics.md and have a fix hint in a registry;
+every code the reference, the README or a page of the guide names must exist.
 """
 
 from __future__ import annotations

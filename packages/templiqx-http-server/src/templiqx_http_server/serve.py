@@ -66,8 +66,12 @@ def build_app(config: ServerConfig) -> Starlette:
         raise StartupError(f"packages root {config.root}: {exc}") from None
     except OSError as exc:
         raise StartupError(f"packages root {config.root}: {exc.strerror}") from None
-    for problem in runtime_problems(config.runtime, runtime):
+    problems = runtime_problems(config.runtime, runtime)
+    for problem in problems:
         event("not_ready", logging.WARNING, reason=problem)
+    warm_up = getattr(runtime, "warm_up", None)
+    if callable(warm_up) and not problems:  # the first model call then blocks nothing
+        warm_up()
     app = create_app(
         service,
         config.http_settings(),

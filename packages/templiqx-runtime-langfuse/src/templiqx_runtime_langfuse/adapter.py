@@ -149,6 +149,17 @@ class LangfuseRuntime(RuntimeAdapter, AsyncRuntimeAdapter):
         """
         self._ready()
 
+    def warm_up(self) -> None:
+        """Do the blocking part of the first async call now (the async HTTP stack of the model
+        call and of the trace), for a server's start-up; nothing when the settings cannot be
+        read."""
+        try:
+            client, _ = self._ready()
+        except RuntimeFailureError:
+            return
+        client.warm_up()
+        self._async_tracer().warm()
+
     @property
     def model_settings(self) -> OpenAISettings:
         """The model endpoint settings (read now if not yet read)."""

@@ -164,6 +164,16 @@ class OpenAIRuntime(RuntimeAdapter, AsyncRuntimeAdapter):
         """
         self._lazy.get()
 
+    def warm_up(self) -> None:
+        """Do the blocking part of the first async call now (importing the async HTTP stack,
+        building its SSL context), for a server's start-up; nothing when the settings cannot be
+        read (:meth:`check_settings` says why)."""
+        try:
+            client = self._lazy.get()
+        except RuntimeFailureError:
+            return
+        client.warm_up()
+
     def close(self) -> None:
         """Close pooled connections (the runtime stays usable).
 
