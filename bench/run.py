@@ -40,6 +40,7 @@ MODULES: dict[str, tuple[str, str]] = {
     "P10": ("p10_partial", "partial values over a 50,000-delta structured stream"),
     "P7": ("p7_sequential_streams", "100 sequential streamed calls on one keep-alive client"),
     "P9": ("p9_mcp_start", "templiqx-mcp cold start to initialize and tools/list"),
+    "P12": ("p12_http_compile", "compile_contract over HTTP vs a minimal Starlette app"),
     "P14F": ("p14f_first_call", "event-loop stall of the first async OpenAI call"),
 }
 

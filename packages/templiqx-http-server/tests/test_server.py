@@ -155,3 +155,40 @@ def test_two_workers_serve_and_stop_cleanly(harness: Any, packages: Path) -> Non
             assert status == 200
             assert [p["package"] for p in json.loads(body)["result"]] == ["welcome"]
         assert server.stop() == 0
+
+
+def test_the_listening_socket_says_tcp_so_nagle_is_off_on_every_connection(
+    packages: Path,
+) -> None:
+    """asyncio sets TCP_NODELAY only on sockets whose protocol is IPPROTO_TCP, and accepted
+    sockets inherit the listener's: with protocol 0 every response written as headers then
+    body waited for the client's delayed ACK (40 ms a request)."""
+    import asyncio
+
+    from templiqx_http_server.config import ServerConfig
+    from templiqx_http_server.serve import bind
+
+    sock = bind(ServerConfig.resolve({"addr": "127.0.0.1:0", "root": str(packages)}, {}))
+    try:
+        assert sock.proto == socket.IPPROTO_TCP
+
+        async def accepted_nodelay() -> int:
+            found: list[int] = []
+
+            async def on_client(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+                client = writer.get_extra_info("socket")
+                found.append(client.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
+                writer.close()
+
+            server = await asyncio.start_server(on_client, sock=sock)
+            port = sock.getsockname()[1]
+            _, writer = await asyncio.open_connection("127.0.0.1", port)
+            while not found:
+                await asyncio.sleep(0.01)
+            writer.close()
+            server.close()
+            return found[0]
+
+        assert asyncio.run(accepted_nodelay()) != 0
+    finally:
+        sock.close()

@@ -121,6 +121,9 @@ def parser() -> argparse.ArgumentParser:
         help="a browser origin allowed to call (repeat; * for any)",
     )
     cli.add_argument("--grace", metavar="SECONDS", help="drain period on SIGTERM")
+    cli.add_argument(
+        "--keep-alive", metavar="SECONDS", help="how long an idle connection stays open"
+    )
     cli.add_argument("--workers", metavar="N", help="worker processes")
     return cli
 
@@ -140,6 +143,7 @@ def _flags(args: argparse.Namespace) -> dict[str, Any]:
         "max_concurrent",
         "cors_origins",
         "grace",
+        "keep_alive",
         "workers",
     )
     return {name: getattr(args, name) for name in names if getattr(args, name) is not None}

@@ -55,6 +55,9 @@ __all__ = [
 
 DEFAULT_ADDR: Final = "127.0.0.1:8080"
 DEFAULT_GRACE_S: Final = 10.0
+DEFAULT_KEEP_ALIVE_S: Final = 5.0
+"""How long an idle kept-alive connection stays open (uvicorn's default; behind a proxy that
+pools connections, make it longer than the proxy's idle timeout)."""
 DEFAULT_WORKSPACE_DIR: Final = ".templiqx-workspace"
 
 MODES: Final[dict[str, str]] = {"deterministic-fake": "fake", "langfuse": "langfuse"}
@@ -80,6 +83,7 @@ ENV = {
     "max_concurrent": "TEMPLIQX_HTTP_MAX_CONCURRENT",
     "cors_origins": "TEMPLIQX_HTTP_CORS_ORIGINS",
     "grace": "TEMPLIQX_HTTP_GRACE_S",
+    "keep_alive": "TEMPLIQX_HTTP_KEEP_ALIVE_S",
     "workers": "TEMPLIQX_HTTP_WORKERS",
 }
 """Setting -> its environment variable."""
@@ -145,6 +149,7 @@ class ServerConfig:
     max_concurrent: int = DEFAULT_MAX_CONCURRENT
     cors_origins: tuple[str, ...] = ()
     grace_s: float = DEFAULT_GRACE_S
+    keep_alive_s: float = DEFAULT_KEEP_ALIVE_S
     workers: int = 1
     warnings: tuple[str, ...] = ()
 
@@ -187,6 +192,7 @@ class ServerConfig:
             "max_concurrent": self.max_concurrent,
             "cors_origins": list(self.cors_origins),
             "grace_s": self.grace_s,
+            "keep_alive_s": self.keep_alive_s,
             "workers": self.workers,
         }
 
@@ -305,6 +311,7 @@ class _Resolver:
             max_concurrent=self.number("max_concurrent", DEFAULT_MAX_CONCURRENT, int, 1),
             cors_origins=origins,
             grace_s=self.number("grace", DEFAULT_GRACE_S, float, 0),
+            keep_alive_s=self.number("keep_alive", DEFAULT_KEEP_ALIVE_S, float, 0.1),
             workers=self.number("workers", 1, int, 1),
             warnings=tuple(self.warnings),
         )
