@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import hmac
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Final
 
 import msgspec
@@ -53,6 +53,7 @@ class Inflight:
     def __init__(self, limit: int) -> None:
         self.limit = limit
         self._tokens: set[threading.Event] = set()
+        self._callbacks: dict[threading.Event, Callable[[], object]] = {}
         self.draining = False
 
     @property
@@ -71,13 +72,22 @@ class Inflight:
 
     def leave(self, token: threading.Event) -> None:
         self._tokens.discard(token)
+        self._callbacks.pop(token, None)
+
+    def on_cancel(self, token: threading.Event, callback: Callable[[], object]) -> None:
+        """Also call ``callback`` when :meth:`cancel_all` sets ``token`` (a stream stops)."""
+        self._callbacks[token] = callback
 
     def cancel_all(self) -> int:
         """Set every running call's cancel token (and those of calls admitted later)."""
         self.draining = True
-        for token in list(self._tokens):
+        running = list(self._tokens)
+        for token in running:
             token.set()
-        return len(self._tokens)
+            callback = self._callbacks.get(token)
+            if callback is not None:
+                callback()
+        return len(running)
 
 
 async def send_json(

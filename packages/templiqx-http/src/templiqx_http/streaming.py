@@ -7,13 +7,14 @@ call and before any byte of a stream. Otherwise the response is ``200 text/event
 event per stream event as the runtime emits it, then the ``envelope`` event
 (:mod:`templiqx_http.sse`).
 
-Three tasks share the response: a producer reads the stream and encodes each event into a
-bounded buffer (1 MiB; beyond, it waits: a slow client slows the runtime instead of filling
-memory); the sender writes what the buffer holds whenever it holds something, so events that
-arrive together go out in one write (and a comment line when the stream is silent for
-``sse_keepalive_s``); a watcher waits for the client to go away. When it does, the producer is
-cancelled, which closes the stream: the runtime's call is cancelled and its upstream
-connection closed. The request's deadline and a draining server set the call's cancel token
+Three tasks share the response: the producer reads the stream and writes each event as it
+comes (a write waits while the client is slow to read: a slow client slows the runtime
+instead of filling memory); a keep-alive task writes a comment line when the stream has been
+silent for ``sse_keepalive_s``; a watcher waits for the client to go away. When it does, the
+producer is cancelled, which closes the stream: the runtime's call is cancelled and its
+upstream connection closed. (An earlier design handed events to a separate sender through a
+buffer; waking it for every event cost more than writing the event.)
+ The request's deadline and a draining server set the call's cancel token
 instead, so the stream still ends properly: ``Failed`` (``TQX_RUNTIME_CANCELLED``), then the
 ``envelope``.
 """
@@ -30,60 +31,41 @@ from typing import TYPE_CHECKING, Any, Final
 from starlette.types import Receive, Scope, Send
 
 from templiqx_application import AsyncContractStream
+from templiqx_contracts import Complete, Failed
 from templiqx_http.middleware import OK_KEY
 from templiqx_http.sse import SSE_HEADERS, envelope_sse, sse_comment, stream_event_sse
 
 if TYPE_CHECKING:
     from templiqx_http.operations import OperationEndpoint
 
-__all__ = ["BUFFER_BYTES", "stream_execution"]
-
-BUFFER_BYTES: Final = 1_048_576
-"""Encoded events waiting for a slow client at most (then the producer waits)."""
+__all__ = ["stream_execution"]
 
 _log = logging.getLogger("templiqx_http")
 _HEADERS: Final = [(k.encode("ascii"), v.encode("ascii")) for k, v in SSE_HEADERS.items()]
 
 
-class _Relay:
-    """Encoded events between the producer and the sender."""
+class _Writer:
+    """The response body's writes: one at a time, and the time of the last."""
 
-    def __init__(self) -> None:
-        self.pending: list[bytes] = []
-        self.size = 0
-        self.closed = False
-        self.ready = asyncio.Event()
-        self.room = asyncio.Event()
-        self.room.set()
+    def __init__(self, send: Send) -> None:
+        self._send = send
+        self._lock = asyncio.Lock()
+        self.last = asyncio.get_running_loop().time()
 
-    async def put(self, data: bytes) -> None:
-        self.pending.append(data)
-        self.size += len(data)
-        self.ready.set()
-        if self.size > BUFFER_BYTES:
-            self.room.clear()
-            await self.room.wait()
-
-    def close(self) -> None:
-        self.closed = True
-        self.ready.set()
-
-    def take(self) -> bytes:
-        data = b"".join(self.pending)
-        self.pending.clear()
-        self.size = 0
-        self.ready.clear()
-        self.room.set()
-        return data
+    async def write(self, data: bytes) -> None:
+        async with self._lock:  # free unless a keep-alive comment is being written
+            await self._send({"type": "http.response.body", "body": data, "more_body": True})
+        self.last = asyncio.get_running_loop().time()
 
 
-async def _produce(run: AsyncContractStream, relay: _Relay) -> None:
-    try:
-        async with run:
-            async for event in run:
-                await relay.put(stream_event_sse(event))
-    finally:
-        relay.close()
+async def _keep_alive(writer: _Writer, every: float) -> None:
+    loop = asyncio.get_running_loop()
+    while True:
+        silent = loop.time() - writer.last
+        if silent >= every:
+            await writer.write(sse_comment())
+            continue
+        await asyncio.sleep(every - silent)
 
 
 async def _watch(receive: Receive) -> None:
@@ -100,64 +82,86 @@ async def stream_execution(
     cancel: threading.Event,
     deadline: float,
 ) -> None:
-    """Serve one streamed execution (``bound``: ``execute_contract``'s bound arguments)."""
+    """Serve one streamed execution (``bound``: ``execute_contract``'s bound arguments).
+
+    ``cancel`` is the call's token: set already (a draining server), the runtime is never
+    called; set later (the deadline, a drain), the stream is stopped as a client leaving would
+    stop it, and still ends with its ``Failed`` event and the envelope. (The token is not handed
+    to the stream itself: a stream with a caller's token looks at it between every two
+    events, which cost more than relaying the event.)
+    """
+    arguments = {name: value for name, value in bound.items() if name != "stream"}
+    run = endpoint.service.astream_contract(**arguments, cancel=cancel if cancel.is_set() else None)
+    await run.open()
+    if not run.ok:
+        await endpoint.respond(scope, send, run.envelope)
+        return
+    await send({"type": "http.response.start", "status": 200, "headers": _HEADERS})
+    relay = _Relay(run, send, endpoint.settings.sse_keepalive_s)
     loop = asyncio.get_running_loop()
-    timer = loop.call_at(deadline, cancel.set)
+    timer = loop.call_at(deadline, relay.stop)
+    endpoint.inflight.on_cancel(cancel, lambda: loop.call_soon_threadsafe(relay.stop))
     try:
-        arguments = {name: value for name, value in bound.items() if name != "stream"}
-        run = endpoint.service.astream_contract(**arguments, cancel=cancel)
-        await run.open()
-        if not run.ok:
-            await endpoint.respond(scope, send, run.envelope)
-            return
-        await send({"type": "http.response.start", "status": 200, "headers": _HEADERS})
-        if await _relay(run, receive, send, endpoint.settings.sse_keepalive_s):
-            envelope = run.envelope
-            scope[OK_KEY] = envelope.ok
-            await send(
-                {"type": "http.response.body", "body": envelope_sse(envelope), "more_body": False}
-            )
+        if not await relay.run(receive):
+            return  # the client went away: nobody to tell
     finally:
         timer.cancel()
+    envelope = run.envelope
+    scope[OK_KEY] = envelope.ok
+    body = b""
+    owed = envelope.stream_events[-1:] if not relay.ended_with_terminal else []
+    if owed and isinstance(owed[0], (Complete, Failed)):
+        body = stream_event_sse(owed[0])  # stopped: the terminal event the stream did not send
+    body += envelope_sse(envelope)
+    await send({"type": "http.response.body", "body": body, "more_body": False})
 
 
-async def _relay(run: AsyncContractStream, receive: Receive, send: Send, keepalive: float) -> bool:
-    """Send the stream's events; ``False`` when the client went away first."""
-    relay = _Relay()
-    producer = asyncio.create_task(_produce(run, relay))
-    watcher = asyncio.create_task(_watch(receive))
-    gone = False
-    try:
-        while True:
-            waiting = asyncio.ensure_future(relay.ready.wait())
-            done, _ = await asyncio.wait(
-                {waiting, watcher}, timeout=keepalive, return_when=asyncio.FIRST_COMPLETED
-            )
-            if watcher in done:
-                waiting.cancel()
-                gone = True
-                producer.cancel()
-                break
-            if not done:
-                waiting.cancel()
-                await send({"type": "http.response.body", "body": sse_comment(), "more_body": True})
-                continue
-            chunk = relay.take()
-            if chunk:
-                await send({"type": "http.response.body", "body": chunk, "more_body": True})
-            if relay.closed and not relay.pending:
-                break
-    finally:
-        watcher.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await watcher
-        if not producer.done():
+class _Relay:
+    """The response's body while the stream runs: its events as they come, keep-alive
+    comments, and the way to stop it (see :func:`stream_execution`)."""
+
+    def __init__(self, run: AsyncContractStream, send: Send, keepalive: float) -> None:
+        self.stream = run
+        self.writer = _Writer(send)
+        self.keepalive = keepalive
+        self.producer: asyncio.Task[None] | None = None
+        self.stopped = False
+        self.ended_with_terminal = False
+
+    def stop(self) -> None:
+        """End the stream now (the runtime's call is cancelled), unless it has ended."""
+        self.stopped = True
+        if self.producer is not None and not self.producer.done():
+            self.producer.cancel()
+
+    async def _produce(self) -> None:
+        async with self.stream:  # leaving it (cancelled) cancels the runtime call
+            async for event in self.stream:
+                self.ended_with_terminal = isinstance(event, (Complete, Failed))
+                await self.writer.write(stream_event_sse(event))
+
+    async def run(self, receive: Receive) -> bool:
+        """Relay the stream; ``False`` when the client went away first."""
+        self.producer = producer = asyncio.create_task(self._produce())
+        if self.stopped:
             producer.cancel()
+        watcher = asyncio.create_task(_watch(receive))
+        pinger = asyncio.create_task(_keep_alive(self.writer, self.keepalive))
+        gone = False
         try:
-            await producer
-        except asyncio.CancelledError:
-            if not gone:
-                raise
-        except Exception:  # a bug in encoding: the envelope still says how the call ended
-            _log.exception("streaming an execution failed")
-    return not gone and run.finished
+            done, _ = await asyncio.wait({producer, watcher}, return_when=asyncio.FIRST_COMPLETED)
+            gone = producer not in done
+        finally:
+            for task in (pinger, watcher, producer):
+                task.cancel()
+            for task in (pinger, watcher):
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+            try:
+                await producer
+            except asyncio.CancelledError:
+                if not (gone or self.stopped):
+                    raise  # this request itself was cancelled (the server is going down)
+            except Exception:  # a bug in encoding: the envelope still says how it ended
+                _log.exception("streaming an execution failed")
+        return not gone and self.stream.finished
