@@ -17,7 +17,10 @@ from pathlib import Path
 
 __all__ = ["read_stream"]
 
-_OK_ENVELOPE = b'event: envelope\ndata: {"api_version":"templiqx/v1alpha1","operation":"execute_contract","ok":true'
+_OK_ENVELOPE = (
+    b'event: envelope\ndata: {"api_version":"templiqx/v1alpha1",'
+    b'"operation":"execute_contract","ok":true'
+)
 
 
 async def read_stream(port: int, path: str, body: bytes) -> tuple[bool, int]:

@@ -125,6 +125,7 @@ def parser() -> argparse.ArgumentParser:
         "--keep-alive", metavar="SECONDS", help="how long an idle connection stays open"
     )
     cli.add_argument("--workers", metavar="N", help="worker processes")
+    cli.add_argument("--worker-threads", metavar="N", help="threads for blocking work per process")
     return cli
 
 
@@ -144,6 +145,7 @@ def _flags(args: argparse.Namespace) -> dict[str, Any]:
         "cors_origins",
         "grace",
         "keep_alive",
+        "worker_threads",
         "workers",
     )
     return {name: getattr(args, name) for name in names if getattr(args, name) is not None}

@@ -55,6 +55,11 @@ __all__ = [
 
 DEFAULT_ADDR: Final = "127.0.0.1:8080"
 DEFAULT_GRACE_S: Final = 10.0
+DEFAULT_WORKER_THREADS: Final = 16
+"""Threads that run the service's blocking work (loading, compiling; a runtime without an async
+twin, one per call). Fewer than the library's 64: every thread running Python competes with the
+event loop for the GIL, and the loop waits up to a switch interval (5 ms) per runnable thread
+before it can answer anyone; the runtimes templiqx ships are natively async and need none."""
 DEFAULT_KEEP_ALIVE_S: Final = 5.0
 """How long an idle kept-alive connection stays open (uvicorn's default; behind a proxy that
 pools connections, make it longer than the proxy's idle timeout)."""
@@ -84,6 +89,7 @@ ENV = {
     "cors_origins": "TEMPLIQX_HTTP_CORS_ORIGINS",
     "grace": "TEMPLIQX_HTTP_GRACE_S",
     "keep_alive": "TEMPLIQX_HTTP_KEEP_ALIVE_S",
+    "worker_threads": "TEMPLIQX_HTTP_WORKER_THREADS",
     "workers": "TEMPLIQX_HTTP_WORKERS",
 }
 """Setting -> its environment variable."""
@@ -150,6 +156,7 @@ class ServerConfig:
     cors_origins: tuple[str, ...] = ()
     grace_s: float = DEFAULT_GRACE_S
     keep_alive_s: float = DEFAULT_KEEP_ALIVE_S
+    worker_threads: int = DEFAULT_WORKER_THREADS
     workers: int = 1
     warnings: tuple[str, ...] = ()
 
@@ -193,6 +200,7 @@ class ServerConfig:
             "cors_origins": list(self.cors_origins),
             "grace_s": self.grace_s,
             "keep_alive_s": self.keep_alive_s,
+            "worker_threads": self.worker_threads,
             "workers": self.workers,
         }
 
@@ -312,6 +320,7 @@ class _Resolver:
             cors_origins=origins,
             grace_s=self.number("grace", DEFAULT_GRACE_S, float, 0),
             keep_alive_s=self.number("keep_alive", DEFAULT_KEEP_ALIVE_S, float, 0.1),
+            worker_threads=self.number("worker_threads", DEFAULT_WORKER_THREADS, int, 1),
             workers=self.number("workers", 1, int, 1),
             warnings=tuple(self.warnings),
         )

@@ -61,6 +61,7 @@ def build_app(config: ServerConfig) -> Starlette:
             config.workspace,
             runtime,
             workspace_override_roots=config.workspace_override_roots or None,
+            worker_threads=config.worker_threads,
         )
     except PortError as exc:
         raise StartupError(f"packages root {config.root}: {exc}") from None
