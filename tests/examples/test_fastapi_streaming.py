@@ -57,10 +57,10 @@ def _example() -> Any:
 
 @contextlib.contextmanager
 def _serving(service: TempliqxService) -> Iterator[int]:
-    sock = socket.socket()
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)  # Nagle off
     sock.bind(("127.0.0.1", 0))
     port = int(sock.getsockname()[1])
-    config = uvicorn.Config(_example().create_app(service), log_level="warning")
+    config = uvicorn.Config(_example().host_app(service), log_level="warning")
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
@@ -112,13 +112,17 @@ def test_the_example_streams_the_contract_as_sse_as_it_is_generated() -> None:
         assert response.getheader("content-type", "").startswith("text/event-stream")
         events = list(_sse(response))
     names = [name for name, _, _ in events]
-    assert names[-1] == "Complete"
+    assert names[-2:] == ["Complete", "envelope"]
     deltas = [(data, at) for name, data, at in events if name == "Delta"]
-    assert set(names[:-1]) == {"Delta", "partial"}
+    assert set(names[:-2]) == {"Delta", "partial"}
     arrivals = [at for _, at in deltas]
     assert arrivals[-1] - arrivals[0] >= (len(arrivals) - 1) * pace_ms / 1000 * 0.8, "live"
     text = "".join(data["text"] for data, _ in deltas)
-    assert json.loads(text) == events[-1][1]["output"]
+    complete, envelope = events[-2][1], events[-1][1]
+    assert json.loads(text) == complete["output"]
+    assert envelope["ok"] is True
+    assert "stream_events" not in envelope
+    assert envelope["result"]["output"] == complete["output"]
 
 
 def _grows(before: Any, after: Any) -> bool:
@@ -147,14 +151,14 @@ def test_the_form_is_filled_from_partial_events_as_the_answer_grows() -> None:
         events = list(_sse(_post(port, REQUEST)))
     names = [name for name, _, _ in events]
     # every Delta is followed by the answer so far (the first delta, `{"summary":`, shows {})
-    for at, name in enumerate(names[:-1]):
+    for at, name in enumerate(names[:-2]):
         assert (name == "partial") is (at > 0 and names[at - 1] == "Delta"), names
     partials = [(data, at) for name, data, at in events if name == "partial"]
     values = [data for data, _ in partials]
     assert values[:3] == [{}, {"summary": "Anouk "}, {"summary": "Anouk de Vries "}]
     for before, after in itertools.pairwise(values):
         assert _grows(before, after), (before, after)  # the form never flickers
-    assert values[-1] == events[-1][1]["output"]  # the last partial is the receipt's output
+    assert values[-1] == events[-2][1]["output"]  # the last partial is the receipt's output
     arrivals = [at for _, at in partials]
     assert arrivals[-1] - arrivals[0] >= (len(arrivals) - 1) * pace_ms / 1000 * 0.8, "live"
 
@@ -172,6 +176,17 @@ def test_the_form_page_reads_the_partial_events() -> None:
     assert "{{REQUEST}}" not in page
     shown = page.split('<textarea id="values" rows="8">')[1].split("</textarea>")[0]
     assert json.loads(html.unescape(shown)) == json.loads(REQUEST)
+
+
+def test_the_operations_api_is_mounted_beside_the_route() -> None:
+    service = compose(str(PACKAGES), runtime=runtime_from_path(SCENARIO / "manifest.json"))
+    with _serving(service) as port:
+        catalog = _get(port, "/templiqx/operations/v1/catalog")
+        names = json.loads(catalog.read())["result"]
+        document = json.loads(_get(port, "/templiqx/operations/v1/openapi.json").read())
+    assert catalog.status == 200
+    assert "execute_contract" in names
+    assert document["servers"] == [{"url": "/templiqx"}]
 
 
 def test_a_refused_request_is_a_422_before_any_model_call() -> None:
