@@ -66,6 +66,8 @@ SUITES: dict[str, str] = {
     "R9": "a long-running MCP server's memory after 100 hostile put_contract calls",
     "R10": "render amplification: small requests that would render huge prompts",
     "R11": "CLI reads of huge and endless files; output errors; signing coverage and keys",
+    "R12": "a million one-byte deltas: the envelope keeps a bounded prefix",
+    "R13": "a 1.8 MB string in 450,000 deltas through the partial view",
 }
 
 Comparison = Literal[">=", "<=", "=="]

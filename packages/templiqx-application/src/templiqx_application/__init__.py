@@ -43,7 +43,12 @@ if TYPE_CHECKING:
         DeterministicFakeRuntime,
         create_fake_runtime,
     )
-    from templiqx_application.partial_view import PartialUpdate, PartialView
+    from templiqx_application.partial_view import (
+        CHANGE_BYTES_ALLOWANCE,
+        CHANGE_BYTES_PER_ANSWER_BYTE,
+        PartialUpdate,
+        PartialView,
+    )
     from templiqx_application.service import TempliqxService
     from templiqx_application.signing import SIGNING_KEY_ENV, STRICT_ENV, signature_value
     from templiqx_application.stream_record import DEFAULT_STREAM_LIMITS, StreamLimits
@@ -63,6 +68,8 @@ __all__ = [
     "CANCEL_GRACE_S",
     "CATALOG",
     "CATALOG_VIEWS",
+    "CHANGE_BYTES_ALLOWANCE",
+    "CHANGE_BYTES_PER_ANSWER_BYTE",
     "DEFAULT_STREAM_LIMITS",
     "DEFAULT_WORKER_THREADS",
     "FAKE_RUNTIME_DESCRIPTOR",
@@ -132,6 +139,8 @@ if not TYPE_CHECKING:  # type checkers see the imports above, and no module __ge
             "create_fake_runtime",
         ),
         "templiqx_application.partial_view": (
+            "CHANGE_BYTES_ALLOWANCE",
+            "CHANGE_BYTES_PER_ANSWER_BYTE",
             "PartialUpdate",
             "PartialView",
         ),
