@@ -16,7 +16,8 @@ Two ways in, in one host:
   model call. When the browser goes away, the stream is closed and the runtime call cancelled.
 
 ``GET /`` is a page (``form.html``) whose form fills in field by field from the ``partial``
-events while the model is still writing.
+events while the model is still writing (it applies their changes, as
+``templiqx_contracts.apply_partial_changes`` does in Python).
 
 Run it (offline, on the scripted mock replaying the welcome package's streaming scenario)::
 
@@ -33,7 +34,6 @@ watch the form fill in at a readable pace).
 from __future__ import annotations
 
 import html
-import json
 import os
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -45,12 +45,11 @@ from starlette.responses import HTMLResponse, Response, StreamingResponse
 from starlette.routing import Mount, Route
 
 from templiqx_application import TempliqxService
-from templiqx_contracts import MISSING, Delta
 from templiqx_http import (
     SSE_HEADERS,
     create_app,
     envelope_sse,
-    sse_event,
+    partial_sse,
     status_for,
     stream_event_sse,
 )
@@ -75,10 +74,8 @@ def host_app(service: TempliqxService) -> Starlette:
 
         async def events() -> AsyncIterator[bytes]:
             async with run:  # leaving it (browser gone, task cancelled) cancels the runtime
-                async for update in run.partials():  # every event, and the answer so far
-                    yield stream_event_sse(update.event)
-                    if isinstance(update.event, Delta) and update.value is not MISSING:
-                        yield sse_event("partial", json.dumps(update.value, ensure_ascii=False))
+                async for update in run.partials():  # every event, and what it changed
+                    yield stream_event_sse(update.event) + partial_sse(update.changes)
             yield envelope_sse(run.envelope)  # ok, diagnostics with help, fingerprints
 
         return StreamingResponse(events(), headers=SSE_HEADERS)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
 import html
 import http.client
 import importlib.util
@@ -28,11 +29,14 @@ import uvicorn
 
 from templiqx_application import TempliqxService
 from templiqx_contracts import (
+    MISSING,
     AdapterDescriptor,
     Delta,
     ExecutionReceipt,
     ExecutionRequest,
     StreamEvent,
+    apply_partial_changes,
+    decode_partial_changes,
 )
 from templiqx_local import compose
 from templiqx_mock import runtime_from_path
@@ -111,14 +115,15 @@ def test_the_example_streams_the_contract_as_sse_as_it_is_generated() -> None:
         assert response.status == 200
         assert response.getheader("content-type", "").startswith("text/event-stream")
         events = list(_sse(response))
-    names = [name for name, _, _ in events]
+    names = [name for name, _, _ in events if name != "partial"]
     assert names[-2:] == ["Complete", "envelope"]
     deltas = [(data, at) for name, data, at in events if name == "Delta"]
-    assert set(names[:-2]) == {"Delta", "partial"}
+    assert set(names[:-2]) == {"Delta"}
     arrivals = [at for _, at in deltas]
     assert arrivals[-1] - arrivals[0] >= (len(arrivals) - 1) * pace_ms / 1000 * 0.8, "live"
     text = "".join(data["text"] for data, _ in deltas)
-    complete, envelope = events[-2][1], events[-1][1]
+    complete = next(data for name, data, _ in events if name == "Complete")
+    envelope = events[-1][1]
     assert json.loads(text) == complete["output"]
     assert envelope["ok"] is True
     assert "stream_events" not in envelope
@@ -150,17 +155,24 @@ def test_the_form_is_filled_from_partial_events_as_the_answer_grows() -> None:
     with _serving(service) as port:
         events = list(_sse(_post(port, REQUEST)))
     names = [name for name, _, _ in events]
-    # every Delta is followed by the answer so far (the first delta, `{"summary":`, shows {})
-    for at, name in enumerate(names[:-2]):
-        assert (name == "partial") is (at > 0 and names[at - 1] == "Delta"), names
-    partials = [(data, at) for name, data, at in events if name == "partial"]
-    values = [data for data, _ in partials]
+    # each partial event follows the event whose changes it carries
+    for at, name in enumerate(names):
+        if name == "partial":
+            assert names[at - 1] in ("Delta", "Complete"), names
+    value: Any = MISSING
+    values = []
+    arrivals = []
+    for name, data, at in events:
+        if name == "partial":
+            value = apply_partial_changes(value, decode_partial_changes(json.dumps(data)))
+            values.append(copy.deepcopy(value))
+            arrivals.append(at)
     assert values[:3] == [{}, {"summary": "Anouk "}, {"summary": "Anouk de Vries "}]
     for before, after in itertools.pairwise(values):
         assert _grows(before, after), (before, after)  # the form never flickers
-    assert values[-1] == events[-2][1]["output"]  # the last partial is the receipt's output
-    arrivals = [at for _, at in partials]
-    assert arrivals[-1] - arrivals[0] >= (len(arrivals) - 1) * pace_ms / 1000 * 0.8, "live"
+    complete = next(data for name, data, _ in events if name == "Complete")
+    assert values[-1] == complete["output"]  # the changes add up to the receipt's output
+    assert arrivals[-1] - arrivals[0] >= (len(arrivals) - 2) * pace_ms / 1000 * 0.8, "live"
 
 
 def test_the_form_page_reads_the_partial_events() -> None:
@@ -172,7 +184,7 @@ def test_the_form_page_reads_the_partial_events() -> None:
     assert response.getheader("content-type", "").startswith("text/html")
     for field in ('id="summary"', 'id="tone"', 'id="next_steps"'):
         assert field in page
-    assert 'if (name === "partial") fill(data);' in page
+    assert 'if (name === "partial") { apply(data); fill(answerSoFar ?? {}); }' in page
     assert "{{REQUEST}}" not in page
     shown = page.split('<textarea id="values" rows="8">')[1].split("</textarea>")[0]
     assert json.loads(html.unescape(shown)) == json.loads(REQUEST)

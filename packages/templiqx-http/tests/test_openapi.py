@@ -136,6 +136,7 @@ def test_the_reference_conventions_hold() -> None:
         "ToolCallDelta",
         "Complete",
         "Failed",
+        "partial",
         "envelope",
     }
     assert "`Complete` is the runtime's terminal event" in execute["post"]["description"]

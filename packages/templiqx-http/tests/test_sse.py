@@ -17,12 +17,23 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
-from templiqx_contracts import AdapterDescriptor, Complete, Delta, Failed, ToolCallDelta
+from templiqx_application import CHANGE_BYTES_ALLOWANCE, CHANGE_BYTES_PER_ANSWER_BYTE
+from templiqx_contracts import (
+    MISSING,
+    AdapterDescriptor,
+    Complete,
+    Delta,
+    Failed,
+    ToolCallDelta,
+    apply_partial_changes,
+    decode_partial_changes,
+)
 from templiqx_http import (
     HttpSettings,
     SseDecoder,
     SseMessage,
     envelope_sse,
+    partial_value,
     rebuild_envelope,
     sse_comment,
     sse_event,
@@ -65,10 +76,11 @@ def test_events_arrive_in_order_and_rebuild_the_json_envelope(client_for: Client
     status, media, raw = _stream(client, body)
     assert (status, media) == (200, "text/event-stream; charset=utf-8")
     messages = _messages(raw)
-    names = [message.event for message in messages]
-    assert names == ["Delta"] * 18 + ["Complete", "envelope"]
+    events = [message.event for message in messages if message.event != "partial"]
+    assert events == ["Delta"] * 18 + ["Complete", "envelope"]
     for message in messages[:-1]:
-        assert message.json()["kind"] == message.event
+        if message.event != "partial":
+            assert message.json()["kind"] == message.event
     closing = messages[-1].json()
     assert "stream_events" not in closing
     assert closing["ok"] is True
@@ -78,12 +90,63 @@ def test_events_arrive_in_order_and_rebuild_the_json_envelope(client_for: Client
     assert json.loads(text) == plain["result"]["output"]
 
 
+def test_partial_events_carry_what_each_event_changed_and_add_up_to_the_answer(
+    client_for: ClientFactory,
+) -> None:
+    client = client_for(runtime=_mock())
+    _, _, raw = _stream(client, {"render": _values()})
+    messages = _messages(raw)
+    names = [message.event for message in messages]
+    for at, name in enumerate(names):
+        if name == "partial":  # right after the stream event whose changes it carries
+            assert names[at - 1] in ("Delta", "Complete"), names
+    answer = messages[-1].json()["result"]["output"]
+    value: Any = MISSING
+    for at, message in enumerate(messages):  # after each partial: the answer so far
+        if message.event == "partial":
+            changes = decode_partial_changes(message.data)
+            assert changes, "a partial event always carries a change"
+            value = apply_partial_changes(value, changes)
+            shown = json.dumps(value, ensure_ascii=False)
+            text = "".join(m.json()["text"] for m in messages[:at] if m.event == "Delta")
+            assert _prefix_of(value, answer), (shown, text)
+    assert value == answer == partial_value(messages)
+    partial_bytes = sum(len(m.data) for m in messages if m.event == "partial")
+    answer_bytes = len(json.dumps(answer, ensure_ascii=False).encode())
+    assert partial_bytes <= CHANGE_BYTES_PER_ANSWER_BYTE * answer_bytes + CHANGE_BYTES_ALLOWANCE
+
+
+def _prefix_of(value: Any, answer: Any) -> bool:
+    """Whether the value so far only holds what the answer holds (strings as prefixes)."""
+    if isinstance(value, dict):
+        return isinstance(answer, dict) and all(
+            key in answer and _prefix_of(item, answer[key]) for key, item in value.items()
+        )
+    if isinstance(value, list):
+        return isinstance(answer, list) and all(
+            _prefix_of(item, other) for item, other in zip(value, answer, strict=False)
+        )
+    if isinstance(value, str):
+        return isinstance(answer, str) and answer.startswith(value)
+    return bool(value == answer)
+
+
+def test_a_text_answer_has_no_partial_events(client: TestClient) -> None:
+    path = "/operations/v1/packages/welcome/contracts/account-digest/execute"
+    body = {"render": {"inputs": {"account": "acme", "open_tickets": 2}}, "fixture_output": "Hi"}
+    with client.stream("POST", path, json=body, headers=EVENTS) as response:
+        messages = _messages(b"".join(response.iter_bytes()))
+    assert [m.event for m in messages] == ["Complete", "envelope"]
+    assert partial_value(messages) is MISSING
+
+
 def test_complete_then_not_ok_when_the_schema_refuses_the_answer(client: TestClient) -> None:
     body = {"render": _values(), "fixture_output": {"summary": 7}}
     status, _, raw = _stream(client, body)
     assert status == 200
     messages = _messages(raw)
-    assert [m.event for m in messages] == ["Complete", "envelope"]
+    assert [m.event for m in messages] == ["Complete", "partial", "envelope"]
+    assert partial_value(messages) == {"summary": 7}  # the answer, whatever the schema says
     closing = messages[-1].json()
     assert closing["ok"] is False
     codes = {d["code"] for d in closing["diagnostics"]}
@@ -138,7 +201,8 @@ def test_a_silent_stream_gets_keep_alive_comments(client_for: ClientFactory) -> 
     client = client_for(HttpSettings(sse_keepalive_s=0.02), runtime=_mock(pace_ms=120))
     _, _, raw = _stream(client, {"render": _values()})
     assert b"\n: \n\n" in b"\n" + raw or raw.startswith(b": ")
-    assert [m.event for m in _messages(raw)][-2:] == ["Complete", "envelope"]
+    names = [m.event for m in _messages(raw) if m.event != "partial"]
+    assert names[-2:] == ["Complete", "envelope"]
 
 
 def test_the_deadline_ends_a_stream_in_failed_and_its_envelope(
@@ -148,10 +212,12 @@ def test_the_deadline_ends_a_stream_in_failed_and_its_envelope(
     status, _, raw = _stream(client, {"render": _values()})
     assert status == 200
     messages = _messages(raw)
-    assert [m.event for m in messages][-2:] == ["Failed", "envelope"]
-    assert messages[-2].json()["code"] == "TQX_RUNTIME_CANCELLED"
+    names = [m.event for m in messages if m.event != "partial"]
+    assert names[-2:] == ["Failed", "envelope"]
+    failed = next(m for m in messages if m.event == "Failed")
+    assert failed.json()["code"] == "TQX_RUNTIME_CANCELLED"
     assert messages[-1].json()["ok"] is False
-    assert 0 < [m.event for m in messages].count("Delta") < 18
+    assert 0 < names.count("Delta") < 18
 
 
 def test_draining_ends_a_running_stream_in_failed(client_for: ClientFactory) -> None:
@@ -164,8 +230,10 @@ def test_draining_ends_a_running_stream_in_failed(client_for: ClientFactory) -> 
             messages.extend(decoder.feed(chunk))
             if len(messages) == 2:
                 threading.Thread(target=state.drain).start()
-    assert [m.event for m in messages][-2:] == ["Failed", "envelope"]
-    assert messages[-2].json()["code"] == "TQX_RUNTIME_CANCELLED"
+    names = [m.event for m in messages if m.event != "partial"]
+    assert names[-2:] == ["Failed", "envelope"]
+    failed = next(m for m in messages if m.event == "Failed")
+    assert failed.json()["code"] == "TQX_RUNTIME_CANCELLED"
     assert client.get("/operations/v1/health/ready").status_code == 503
     refused = client.post(EXECUTE, json={"render": _values()}, headers=EVENTS)
     assert [m.event for m in _messages(refused.content)] == ["Failed", "envelope"]

@@ -9,7 +9,8 @@ page served from inside the wheel. It depends on no server: run it with
 ``templiqx-http-server`` (templiqx-http-server), with any ASGI server, or mount it in a host.
 
 The building blocks are public: :func:`status_for` (envelope -> HTTP status), the SSE
-encoders (:func:`stream_event_sse`, :func:`envelope_sse`, :func:`sse_event`), the route table
+encoders (:func:`stream_event_sse`, :func:`partial_sse`, :func:`envelope_sse`,
+:func:`sse_event`), the route table
 (:data:`ROUTES`) and :func:`http_call` (the request for a catalog call).
 """
 
@@ -20,10 +21,13 @@ from templiqx_http.routes import BASE_PATH, ROUTES, HttpCall, OperationRoute, ht
 from templiqx_http.settings import HttpSettings
 from templiqx_http.sse import (
     ENVELOPE_EVENT,
+    PARTIAL_EVENT,
     SSE_HEADERS,
     SseDecoder,
     SseMessage,
     envelope_sse,
+    partial_sse,
+    partial_value,
     rebuild_envelope,
     sse_comment,
     sse_event,
@@ -36,6 +40,7 @@ __version__ = "0.2.0"
 __all__ = [
     "BASE_PATH",
     "ENVELOPE_EVENT",
+    "PARTIAL_EVENT",
     "ROUTES",
     "SSE_HEADERS",
     "HttpCall",
@@ -52,6 +57,8 @@ __all__ = [
     "openapi_document",
     "openapi_json",
     "openapi_yaml",
+    "partial_sse",
+    "partial_value",
     "rebuild_envelope",
     "sse_comment",
     "sse_event",

@@ -24,7 +24,7 @@ import yaml
 
 from templiqx_application.catalog import ParameterSpec
 from templiqx_application.results import RESULT_TYPES, STREAMING
-from templiqx_contracts import API_VERSION, OperationEnvelope
+from templiqx_contracts import API_VERSION, OperationEnvelope, PartialChange
 from templiqx_http.routes import BASE_PATH, ROUTES, OperationRoute
 
 __all__ = [
@@ -84,7 +84,9 @@ _TAGS: Final = {
 _STREAM_DESCRIPTION = """\
 With `Accept: text/event-stream` the execution streams live as Server-Sent Events: one event \
 per stream event as the runtime emits it (`event:` its `kind` — `Delta`, `ToolCallDelta`, \
-`Complete`, `Failed`; `data:` its JSON), then one `envelope` event whose data is this \
+`Complete`, `Failed`; `data:` its JSON) — for a structured answer each followed by a \
+`partial` event whose data is what it changed in the answer so far (incremental changes: \
+apply them all, in order, to get the answer) — then one `envelope` event whose data is this \
 operation's envelope without `stream_events`. The stream events plus the envelope event are \
 exactly the envelope the same call answers as JSON with `stream: true`. `Complete` is the \
 runtime's terminal event (the model answered); whether the call succeeded is the envelope's \
@@ -109,7 +111,7 @@ def _lean(schema: Any) -> Any:
 
 @functools.cache
 def _components() -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    types = [OperationEnvelope, *RESULT_TYPES.values()]
+    types = [OperationEnvelope, list[PartialChange], *RESULT_TYPES.values()]
     roots, definitions = msgspec.json.schema_components(types, ref_template=_REF)
     return {k: _lean(v) for k, v in definitions.items()}, [_lean(r) for r in roots]
 
@@ -250,7 +252,10 @@ def _operation(route: OperationRoute, envelope_ref: str) -> dict[str, Any]:
                 kind: {"$ref": _REF.format(name=kind)}
                 for kind in ("Delta", "ToolCallDelta", "Complete", "Failed")
             }
-            | {"envelope": {"$ref": envelope_ref}},
+            | {
+                "partial": {"$ref": _REF.format(name="PartialChanges")},
+                "envelope": {"$ref": envelope_ref},
+            },
         }
         description += "\n\n" + _STREAM_DESCRIPTION
     failures = dict(_FAILURES)
@@ -368,11 +373,16 @@ def openapi_document() -> dict[str, Any]:
     for route in ROUTES:
         index = list(RESULT_TYPES).index(route.operation)
         envelope_name = _pascal(route.operation) + "Envelope"
-        schemas[envelope_name] = _envelope_schema(route.operation, roots[index + 1])
+        schemas[envelope_name] = _envelope_schema(route.operation, roots[index + 2])
         if route.body_kind == "json":
             schemas[_pascal(route.operation) + "Request"] = _request_schema(route)
         methods = paths.setdefault(route.openapi_path, {})
         methods[route.method.lower()] = _operation(route, _REF.format(name=envelope_name))
+    schemas["PartialChanges"] = {
+        **roots[1],
+        "description": "What one stream event changed in the structured answer so far, in "
+        "order: apply every partial event's changes to nothing to get the answer so far.",
+    }
     schemas["HealthStatus"] = _HEALTH_STATUS
     for (_, path), operation_id in META_OPERATION_IDS.items():
         if path.endswith("live"):

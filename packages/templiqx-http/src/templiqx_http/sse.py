@@ -15,8 +15,21 @@ already has them)::
     event: envelope
     data: {"api_version":"templiqx/v1alpha1","operation":"execute_contract","ok":true,...}
 
-The events' data, in order, are the JSON-mode envelope's ``stream_events``; adding them to the
-``envelope`` event's data gives that envelope exactly (:func:`rebuild_envelope`).
+For a structured-output contract, an event that changed the answer so far is followed by a
+``partial`` event whose data is what it changed, as incremental changes (DECISIONS 27:
+:data:`~templiqx_contracts.PartialChange`, the array
+:func:`~templiqx_contracts.encode_partial_changes` writes)::
+
+    event: partial
+    data: [{"op":"set","path":[],"value":{}},{"op":"set","path":["summary"],"value":"Anouk "}]
+
+Each carries only what is new — a member added, a string grown by its new text — so a stream's
+``partial`` events add up to a size linear in the answer; applying them all, in order, from
+nothing (:func:`~templiqx_contracts.apply_partial_changes`, or :func:`partial_value`) gives the
+answer so far, and after the last one the answer.
+
+The stream events' data, in order, are the JSON-mode envelope's ``stream_events``; adding them
+to the ``envelope`` event's data gives that envelope exactly (:func:`rebuild_envelope`).
 
 ``Complete`` is the runtime's terminal event: the model answered, and here is its receipt. It
 is not the verdict on the call. The application checks the answer afterwards (the output
@@ -31,20 +44,32 @@ it back.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
 import msgspec
 
-from templiqx_contracts import OperationEnvelope, StreamEvent, encode_stream_event
+from templiqx_contracts import (
+    MISSING,
+    OperationEnvelope,
+    PartialChange,
+    StreamEvent,
+    apply_partial_changes,
+    decode_partial_changes,
+    encode_partial_changes,
+    encode_stream_event,
+)
 
 __all__ = [
     "ENVELOPE_EVENT",
+    "PARTIAL_EVENT",
     "SSE_HEADERS",
     "SseDecoder",
     "SseMessage",
     "envelope_sse",
+    "partial_sse",
+    "partial_value",
     "rebuild_envelope",
     "sse_comment",
     "sse_event",
@@ -53,6 +78,9 @@ __all__ = [
 
 ENVELOPE_EVENT: Final = "envelope"
 """The name of the last event of a streamed execution."""
+
+PARTIAL_EVENT: Final = "partial"
+"""The name of the events carrying what a stream event changed in the structured answer."""
 
 SSE_HEADERS: Final[dict[str, str]] = {
     "content-type": "text/event-stream; charset=utf-8",
@@ -83,6 +111,14 @@ def sse_comment(text: str = "") -> bytes:
 def stream_event_sse(event: StreamEvent) -> bytes:
     """The SSE event of one stream event: named by its ``kind``, its wire JSON as data."""
     return sse_event(type(event).__name__, encode_stream_event(event))
+
+
+def partial_sse(changes: Sequence[PartialChange]) -> bytes:
+    """The ``partial`` event of one update's changes (``update.changes`` of
+    ``run.partials()``), or nothing when the update changed nothing."""
+    if not changes:
+        return b""
+    return sse_event(PARTIAL_EVENT, encode_partial_changes(changes))
 
 
 def envelope_sse(envelope: OperationEnvelope) -> bytes:
@@ -142,6 +178,16 @@ class SseDecoder:
         """Every event of a stream given as chunks."""
         for chunk in chunks:
             yield from self.feed(chunk)
+
+
+def partial_value(messages: list[SseMessage]) -> Any:
+    """The structured answer the ``partial`` events of a stream add up to (``MISSING`` when
+    there are none)."""
+    value: Any = MISSING
+    for message in messages:
+        if message.event == PARTIAL_EVENT:
+            value = apply_partial_changes(value, decode_partial_changes(message.data))
+    return value
 
 
 def rebuild_envelope(messages: list[SseMessage]) -> dict[str, Any]:

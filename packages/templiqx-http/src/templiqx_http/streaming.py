@@ -4,7 +4,8 @@ The call is opened first (``service.astream_contract(...).open()``: loaded, comp
 checked on the service's workers). A call refused then — bad values, a contract that does not
 compile, a missing capability — is an ordinary JSON answer with its 4xx status, before any model
 call and before any byte of a stream. Otherwise the response is ``200 text/event-stream``: one
-event per stream event as the runtime emits it, then the ``envelope`` event
+event per stream event as the runtime emits it (for a structured answer, each followed by a
+``partial`` event with what it changed in the answer so far), then the ``envelope`` event
 (:mod:`templiqx_http.sse`).
 
 Three tasks share the response: the producer reads the stream and writes each event as it
@@ -33,7 +34,13 @@ from starlette.types import Receive, Scope, Send
 from templiqx_application import AsyncContractStream
 from templiqx_contracts import Complete, Failed
 from templiqx_http.middleware import OK_KEY
-from templiqx_http.sse import SSE_HEADERS, envelope_sse, sse_comment, stream_event_sse
+from templiqx_http.sse import (
+    SSE_HEADERS,
+    envelope_sse,
+    partial_sse,
+    sse_comment,
+    stream_event_sse,
+)
 
 if TYPE_CHECKING:
     from templiqx_http.operations import OperationEndpoint
@@ -135,10 +142,17 @@ class _Relay:
             self.producer.cancel()
 
     async def _produce(self) -> None:
-        async with self.stream:  # leaving it (cancelled) cancels the runtime call
-            async for event in self.stream:
+        stream = self.stream
+        async with stream:  # leaving it (cancelled) cancels the runtime call
+            if stream.partial is None:  # a text answer: its deltas are the answer
+                async for event in stream:
+                    self.ended_with_terminal = isinstance(event, (Complete, Failed))
+                    await self.writer.write(stream_event_sse(event))
+                return
+            async for update in stream.partials():  # each event, and what it changed
+                event = update.event
                 self.ended_with_terminal = isinstance(event, (Complete, Failed))
-                await self.writer.write(stream_event_sse(event))
+                await self.writer.write(stream_event_sse(event) + partial_sse(update.changes))
 
     async def run(self, receive: Receive) -> bool:
         """Relay the stream; ``False`` when the client went away first."""
