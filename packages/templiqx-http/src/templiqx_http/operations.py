@@ -33,6 +33,7 @@ from templiqx_http.middleware import OK_KEY, OPERATION_KEY
 from templiqx_http.routes import OperationRoute
 from templiqx_http.settings import HttpSettings
 from templiqx_http.status import RETRY_AFTER_S, status_for
+from templiqx_http.streaming import stream_execution  # and the application's streams, at start
 from templiqx_http.transport import (
     ClientGoneError,
     TransportError,
@@ -201,8 +202,6 @@ class OperationEndpoint:
             await self._fail(scope, send, _timed_out(self.settings.request_timeout_s))
             return
         if streams:  # the stream keeps the deadline itself: it ends in Failed, not in a 504
-            from templiqx_http.streaming import stream_execution
-
             await stream_execution(self, bound, scope, receive, send, cancel, deadline)
             return
         await self.respond(scope, send, envelope)

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from starlette.types import Receive, Scope, Send
 
+import templiqx_application.stream_runs  # noqa: F401  (imported with the app, not on a first call)
 from templiqx_application import AsyncContractStream
 from templiqx_contracts import Complete, Failed
 from templiqx_http.middleware import OK_KEY
