@@ -9,15 +9,15 @@ event per stream event as the runtime emits it (for a structured answer, each fo
 (:mod:`templiqx_http.sse`).
 
 Three tasks share the response: the producer reads the stream and writes each event as it
-comes (a write waits while the client is slow to read: a slow client slows the runtime
-instead of filling memory); a keep-alive task writes a comment line when the stream has been
-silent for ``sse_keepalive_s``; a watcher waits for the client to go away. When it does, the
-producer is cancelled, which closes the stream: the runtime's call is cancelled and its
-upstream connection closed. (An earlier design handed events to a separate sender through a
-buffer; waking it for every event cost more than writing the event.)
- The request's deadline and a draining server set the call's cancel token
-instead, so the stream still ends properly: ``Failed`` (``TQX_RUNTIME_CANCELLED``), then the
-``envelope``.
+comes — events written within 2 ms of each other go out in one send, and a write waits while
+the client is slow to read (a slow client slows the runtime instead of filling memory); a
+keep-alive task writes a comment line when the stream has been silent for
+``sse_keepalive_s``; a watcher waits for the client to go away. When it does, the producer is
+cancelled, which closes the stream: the runtime's call is cancelled and its
+upstream connection closed. (An earlier design handed every event to a separate sender task;
+waking it for each one cost more than relaying the event.) The request's deadline and a
+draining server stop the producer the same way, but the stream still ends properly: ``Failed``
+(``TQX_RUNTIME_CANCELLED``), then the ``envelope``.
 """
 
 from __future__ import annotations
@@ -46,24 +46,65 @@ from templiqx_http.sse import (
 if TYPE_CHECKING:
     from templiqx_http.operations import OperationEndpoint
 
-__all__ = ["stream_execution"]
+__all__ = ["GATHER_BYTES", "GATHER_S", "stream_execution"]
+
+GATHER_S: Final = 0.002
+"""How long a written event may wait for others to go out with it."""
+GATHER_BYTES: Final = 65_536
+"""Written bytes that go out at once, without waiting."""
 
 _log = logging.getLogger("templiqx_http")
 _HEADERS: Final = [(k.encode("ascii"), v.encode("ascii")) for k, v in SSE_HEADERS.items()]
 
 
 class _Writer:
-    """The response body's writes: one at a time, and the time of the last."""
+    """The response body's writes, gathered: what is written within :data:`GATHER_S` of the
+    first unsent byte goes out in one send (a stream's deltas often arrive together: a network
+    read holds many), at most :data:`GATHER_BYTES` waiting; one send at a time."""
 
     def __init__(self, send: Send) -> None:
         self._send = send
         self._lock = asyncio.Lock()
+        self._pending: list[bytes] = []
+        self._size = 0
+        self._timer: asyncio.TimerHandle | None = None
+        self._flushing: set[asyncio.Task[None]] = set()
         self.last = asyncio.get_running_loop().time()
 
     async def write(self, data: bytes) -> None:
-        async with self._lock:  # free unless a keep-alive comment is being written
-            await self._send({"type": "http.response.body", "body": data, "more_body": True})
+        self._pending.append(data)
+        self._size += len(data)
         self.last = asyncio.get_running_loop().time()
+        if self._size >= GATHER_BYTES:
+            await self.flush()  # a slow client makes this wait: the producer slows down
+        elif self._timer is None:
+            self._timer = asyncio.get_running_loop().call_later(GATHER_S, self._flush_later)
+
+    def _flush_later(self) -> None:
+        self._timer = None
+        task = asyncio.ensure_future(self.flush())
+        self._flushing.add(task)
+        task.add_done_callback(self._flushing.discard)
+
+    async def flush(self) -> None:
+        """Send what is waiting (nothing when nothing is)."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        async with self._lock:
+            if not self._pending:
+                return
+            data = b"".join(self._pending)
+            self._pending.clear()
+            self._size = 0
+            await self._send({"type": "http.response.body", "body": data, "more_body": True})
+
+    async def close(self) -> None:
+        """Stop gathering: send what waits, wait for sends in progress."""
+        await self.flush()
+        for task in list(self._flushing):
+            with contextlib.suppress(Exception, asyncio.CancelledError):
+                await task
 
 
 async def _keep_alive(writer: _Writer, every: float) -> None:
@@ -72,6 +113,7 @@ async def _keep_alive(writer: _Writer, every: float) -> None:
         silent = loop.time() - writer.last
         if silent >= every:
             await writer.write(sse_comment())
+            await writer.flush()
             continue
         await asyncio.sleep(every - silent)
 
@@ -112,6 +154,7 @@ async def stream_execution(
     try:
         if not await relay.run(receive):
             return  # the client went away: nobody to tell
+        await relay.writer.close()
     finally:
         timer.cancel()
     envelope = run.envelope
