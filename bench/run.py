@@ -44,6 +44,7 @@ MODULES: dict[str, tuple[str, str]] = {
     "P13": ("p13_sse_relay", "relay a 50,000-delta stream as SSE vs in-process"),
     "P14": ("p14_concurrent_sse", "200 concurrent SSE streams: loop lag, threads, RSS"),
     "P14F": ("p14f_first_call", "event-loop stall of the first async OpenAI call"),
+    "P15": ("p15_batch", "batch runs: throughput at a 50 ms model, memory, Ray actors"),
 }
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from templiqx_application import APPLICATION_CODES, PORT_CODES, fix_hint
+from templiqx_application import APPLICATION_CODES, BATCH_CODES, PORT_CODES, fix_hint
 from templiqx_core import CORE_CODES
 from templiqx_http.codes import HTTP_CODES
 from templiqx_ports import RuntimeFailureCode
@@ -41,6 +41,7 @@ def registered_codes() -> set[str]:
         set(CORE_CODES)
         | set(APPLICATION_CODES)
         | set(PORT_CODES)
+        | set(BATCH_CODES)
         | {code.value for code in RuntimeFailureCode}
         | set(HTTP_CODES)
     )
@@ -60,7 +61,8 @@ def test_every_emitted_code_is_in_the_reference() -> None:
 
 
 def test_every_emitted_code_has_a_fix_hint() -> None:
-    hinted = set(CORE_CODES) | set(APPLICATION_CODES) | set(PORT_CODES) | set(HTTP_CODES)
+    registries = (CORE_CODES, APPLICATION_CODES, PORT_CODES, BATCH_CODES, HTTP_CODES)
+    hinted: set[str] = set().union(*registries)
     missing = {code: sorted(files) for code, files in emitted_codes().items() if code not in hinted}
     assert missing == {}, "add the code with a fix hint to its layer's registry"
 

@@ -17,10 +17,13 @@ import importlib
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing
 if TYPE_CHECKING:
     from templiqx_application.authorized_context import (
+        AUTHORIZATION_KEY_ENV,
         AUTHORIZED_MERGE_KEY,
         Clock,
         authorized_context_fingerprint,
+        authorized_context_signature,
         requires_authorized_context,
+        sign_authorized_context,
         validate_authorized_context,
     )
     from templiqx_application.catalog import (
@@ -28,6 +31,7 @@ if TYPE_CHECKING:
         CATALOG_VIEWS,
         MAX_ARGUMENT_BYTES,
         MAX_ARGUMENT_DEPTH,
+        MAX_ARGUMENT_NODES,
         OPERATION_NAMES,
         OperationSpec,
         ParameterSpec,
@@ -37,7 +41,7 @@ if TYPE_CHECKING:
         operation_spec,
     )
     from templiqx_application.catalog_operation import catalog_envelope
-    from templiqx_application.codes import APPLICATION_CODES, PORT_CODES, fix_hint
+    from templiqx_application.codes import APPLICATION_CODES, BATCH_CODES, PORT_CODES, fix_hint
     from templiqx_application.fake_runtime import (
         FAKE_RUNTIME_DESCRIPTOR,
         DeterministicFakeRuntime,
@@ -64,7 +68,9 @@ __version__ = "0.2.0"
 
 __all__ = [
     "APPLICATION_CODES",
+    "AUTHORIZATION_KEY_ENV",
     "AUTHORIZED_MERGE_KEY",
+    "BATCH_CODES",
     "CANCEL_GRACE_S",
     "CATALOG",
     "CATALOG_VIEWS",
@@ -75,6 +81,7 @@ __all__ = [
     "FAKE_RUNTIME_DESCRIPTOR",
     "MAX_ARGUMENT_BYTES",
     "MAX_ARGUMENT_DEPTH",
+    "MAX_ARGUMENT_NODES",
     "OPERATION_NAMES",
     "PORT_CODES",
     "SIGNING_KEY_ENV",
@@ -93,6 +100,7 @@ __all__ = [
     "TempliqxService",
     "__version__",
     "authorized_context_fingerprint",
+    "authorized_context_signature",
     "bind_arguments",
     "catalog_envelope",
     "catalog_result",
@@ -100,6 +108,7 @@ __all__ = [
     "fix_hint",
     "operation_spec",
     "requires_authorized_context",
+    "sign_authorized_context",
     "signature_value",
     "validate_authorized_context",
 ]
@@ -108,10 +117,13 @@ __all__ = [
 if not TYPE_CHECKING:  # type checkers see the imports above, and no module __getattr__
     _LAZY = {
         "templiqx_application.authorized_context": (
+            "AUTHORIZATION_KEY_ENV",
             "AUTHORIZED_MERGE_KEY",
             "Clock",
             "authorized_context_fingerprint",
+            "authorized_context_signature",
             "requires_authorized_context",
+            "sign_authorized_context",
             "validate_authorized_context",
         ),
         "templiqx_application.catalog": (
@@ -119,6 +131,7 @@ if not TYPE_CHECKING:  # type checkers see the imports above, and no module __ge
             "CATALOG_VIEWS",
             "MAX_ARGUMENT_BYTES",
             "MAX_ARGUMENT_DEPTH",
+            "MAX_ARGUMENT_NODES",
             "OPERATION_NAMES",
             "OperationSpec",
             "ParameterSpec",
@@ -130,6 +143,7 @@ if not TYPE_CHECKING:  # type checkers see the imports above, and no module __ge
         "templiqx_application.catalog_operation": ("catalog_envelope",),
         "templiqx_application.codes": (
             "APPLICATION_CODES",
+            "BATCH_CODES",
             "PORT_CODES",
             "fix_hint",
         ),

@@ -3,7 +3,8 @@
 One :class:`OperationEndpoint` serves one catalog operation. For each request it
 
 1. checks the bearer token when the server has one (401 ``TQX_HTTP_UNAUTHORIZED``);
-2. admits it under the concurrency limit (503 ``TQX_HTTP_BUSY`` with ``Retry-After``);
+2. admits it under the concurrency limit, unless the server is draining (503
+   ``TQX_HTTP_BUSY`` with ``Retry-After`` either way);
 3. reads the body within the size limit (413) and decodes the arguments
    (:mod:`templiqx_http.transport`; 400/403);
 4. runs the operation off the event loop (``service.ainvoke_bound``: the service's worker pool,
@@ -146,6 +147,9 @@ class OperationEndpoint:
         except TransportError as failure:
             await self._fail(scope, send, failure)
             return
+        if self.inflight.draining:  # new work goes to another replica, none is started here
+            await self._fail(scope, send, _shutting_down())
+            return
         token = self.inflight.enter()
         if token is None:
             await self._fail(scope, send, _busy(self.inflight.limit))
@@ -237,6 +241,15 @@ def _busy(limit: int) -> TransportError:
         f"the server is serving its limit of {limit} requests at once",
         help=f"retry after {RETRY_AFTER_S} s; an operator may raise the limit "
         "(--max-concurrent / TEMPLIQX_HTTP_MAX_CONCURRENT) or add replicas",
+        headers={"retry-after": str(RETRY_AFTER_S)},
+    )
+
+
+def _shutting_down() -> TransportError:
+    return TransportError(
+        "TQX_HTTP_BUSY",
+        "the server is shutting down and takes no new requests",
+        help=f"retry after {RETRY_AFTER_S} s (another replica, or this server once restarted)",
         headers={"retry-after": str(RETRY_AFTER_S)},
     )
 

@@ -70,7 +70,8 @@ def compose(
     lie in (default: only the workspace itself). ``lock_timeout`` is how long a write waits
     for another writer of the same package before it ends in ``TQX_BUSY``. ``worker_threads``
     bounds the threads the service's async API runs blocking work on (default: the service's,
-    ``DEFAULT_WORKER_THREADS``).
+    ``DEFAULT_WORKER_THREADS``). A ``TEMPLIQX_RENDER_FUEL`` outside 1 to ``MAX_RENDER_FUEL``
+    raises ``ValueError`` naming it.
     """
     from templiqx_application import DeterministicFakeRuntime, TempliqxService
     from templiqx_local.store import FilesystemPackageStore

@@ -237,6 +237,13 @@ class ScriptedRuntime(RuntimeAdapter, AsyncRuntimeAdapter):
 
     # --- the port --------------------------------------------------------------------------
 
+    def request_fingerprint(self, request: ExecutionRequest) -> str:
+        """The fingerprint of the compiled interaction (what every receipt carries)."""
+        try:
+            return fingerprint(request.interaction)
+        except CanonicalJSONError as exc:
+            raise InvalidDataError(str(exc)) from exc
+
     def descriptor(self) -> AdapterDescriptor:
         """``templiqx-scripted-runtime`` ``0.2.0`` with ``["structured_output"]``, and
         ``tool_calling`` after it when the runtime scripts tool calls (``tool_call`` events, or
