@@ -90,3 +90,20 @@ def test_healthcheck_probes_the_configured_port(harness: Any, packages: Path) ->
     closed = _run(harness, "--healthcheck", "--addr", f"127.0.0.1:{port}")
     assert closed.returncode == 1
     assert closed.stderr.startswith("templiqx-http-server: healthcheck failed")
+
+
+def test_a_render_fuel_out_of_range_is_one_startup_line(harness: Any, packages: Path) -> None:
+    for bad in ("abc", "0", "50000001"):
+        env = {"TEMPLIQX_RENDER_FUEL": bad}
+        started = _run(harness, "--addr", "127.0.0.1:0", "--root", str(packages), env=env)
+        assert started.returncode == 1
+        assert started.stderr.count("\n") == 1, started.stderr
+        assert started.stderr.startswith("templiqx-http-server: TEMPLIQX_RENDER_FUEL must be")
+        checked = _run(
+            harness, "--check", "--addr", "127.0.0.1:0", "--root", str(packages), env=env
+        )
+        assert checked.returncode == 1
+        assert checked.stderr.startswith("templiqx-http-server: TEMPLIQX_RENDER_FUEL must be")
+    env = {"TEMPLIQX_RENDER_FUEL": "5000"}
+    fine = _run(harness, "--check", "--addr", "127.0.0.1:0", "--root", str(packages), env=env)
+    assert fine.returncode == 0, fine.stderr

@@ -185,6 +185,70 @@ def test_the_deadline_is_504_and_cancels_the_model_call(client_for: ClientFactor
     assert sleeper.cancelled.wait(5), "the native async call was not cancelled"
 
 
+LOOPS = """\
+api_version: templiqx/v1alpha1
+id: loops
+version: 1.0.0
+capabilities: [text]
+inputs:
+  xs: {required: true, schema: {type: array, items: {type: integer}}}
+messages:
+  - role: user
+    content:
+      - kind: for_each
+        collection: {kind: ref, path: inputs.xs}
+        item: a
+        body:
+          - kind: for_each
+            collection: {kind: ref, path: inputs.xs}
+            item: b
+            body:
+              - kind: for_each
+                collection: {kind: ref, path: inputs.xs}
+                item: c
+                body: []
+output_schema: {type: string}
+"""
+
+
+def test_the_deadline_cancels_work_that_is_not_a_model_call(
+    client_for: ClientFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A render of 27 million loop steps (tens of seconds at the largest fuel budget) past a
+    0.5 s deadline: 504, and the worker stops rendering soon after (its cancel token)."""
+    monkeypatch.setenv("TEMPLIQX_RENDER_FUEL", "50000000")
+    client = client_for(HttpSettings(request_timeout_s=0.5))
+    service = client.app.state.templiqx.service  # type: ignore[attr-defined]
+    put = client.put(
+        "/operations/v1/packages/welcome/contracts/loops",
+        content=LOOPS,
+        headers={"content-type": "application/yaml"},
+    )
+    assert put.status_code == 200, put.text
+    finished: list[tuple[float, Any]] = []
+    original = service.invoke_bound
+
+    def recording(name: str, bound: Any, **options: Any) -> Any:
+        envelope = original(name, bound, **options)
+        finished.append((time.monotonic(), envelope))
+        return envelope
+
+    monkeypatch.setattr(service, "invoke_bound", recording)
+    render = "/operations/v1/packages/welcome/contracts/loops/render"
+    values = {"render": {"inputs": {"xs": list(range(300))}}, "capabilities": ["text"]}
+    response = client.post(render, json=values)
+    answered = time.monotonic()
+    assert response.status_code == 504, response.text
+    assert response.json()["diagnostics"][0]["code"] == "TQX_HTTP_TRANSPORT"
+    deadline = answered + 10
+    while not finished and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert finished, "the render went on past its deadline"
+    stopped, envelope = finished[0]
+    assert stopped - answered < 5, "the render was not cancelled"
+    assert envelope.diagnostics[0].code == "TQX_CANCELLED", envelope.diagnostics
+
+
 def test_cors_is_off_unless_origins_are_configured(client_for: ClientFactory) -> None:
     origin = {"Origin": "https://app.example"}
     plain = client_for().get("/operations/v1/catalog", headers=origin)

@@ -7,6 +7,7 @@ result or fingerprints, and the status the reference gives it (or ours, for what
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,9 @@ def _one(response: Any, status: int, code: str) -> dict[str, Any]:
     return diagnostic
 
 
+_JSON = {"content-type": "application/json"}
+
+
 @pytest.mark.parametrize(
     ("content", "headers", "fragment"),
     [
@@ -46,9 +50,13 @@ def _one(response: Any, status: int, code: str) -> dict[str, Any]:
         (b'{"render": []}', {"content-type": "application/json"}, "'render' must be"),
         (b'{"capabilities": "text"}', {"content-type": "application/json"}, "capabilities"),
         (b'{"capabilities": null}', {"content-type": "application/json"}, "not null"),
-        (b'{"a": 1, "a": 2}', {"content-type": "application/json"}, "duplicate member 'a'"),
+        (b'{"a": 1, "a": 2}', {"content-type": "application/json"}, "names the key 'a' twice"),
+        (b'{"render": {"inputs": {"x": 1, "x": 1}}}', _JSON, "names the key 'x' twice"),
+        (b'{"render": {"inputs": {"n": ' + b"7" * 5000 + b"}}}", _JSON, "is out of range"),
+        (b'{"render": {"inputs": {"n": 1e999}}}', _JSON, "number 1e999 is out of range"),
+        (b'{"render": {"inputs": {"s": "\\ud800"}}}', _JSON, "unpaired UTF-16 surrogate"),
         (b'{"render": {"inputs": NaN}}', {"content-type": "application/json"}, "NaN"),
-        (b"\xff{}", {"content-type": "application/json"}, "not UTF-8"),
+        (b"\xff{}", {"content-type": "application/json"}, "not valid UTF-8"),
         (b"[" * 5000, {"content-type": "application/json"}, "nested too deeply"),
     ],
 )
@@ -205,6 +213,43 @@ def _json() -> dict[str, str]:
     return {"content-type": "application/json"}
 
 
+def test_values_are_counted_before_decoding_and_a_large_body_is_decoded_off_the_loop(
+    client_for: ClientFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import templiqx_http.operations as operations
+    from templiqx_application import MAX_ARGUMENT_NODES
+    from templiqx_http.transport import MAX_BODY_NODES
+
+    threads: list[str] = []
+    original = operations.decode_arguments
+
+    def recording(*args: Any, **kwargs: Any) -> Any:
+        threads.append(threading.current_thread().name)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(operations, "decode_arguments", recording)
+    client = client_for(HttpSettings(max_body_bytes=8 << 20))
+
+    def body(zeros: int) -> bytes:
+        return b'{"render": {"inputs": {"x": [' + b",".join([b"0"] * zeros) + b"]}}}"
+
+    flood = _one(
+        client.post(COMPILE, content=body(MAX_BODY_NODES), headers=_json()), 400, "TQX_HTTP_JSON"
+    )
+    assert "more than the" in flood["message"]
+    assert "MAX_ARGUMENT_NODES" in flood["message"]
+    one_argument = client.post(COMPILE, content=body(MAX_ARGUMENT_NODES + 10), headers=_json())
+    diagnostic = _one(one_argument, 400, "TQX_HTTP_JSON")
+    assert "'inputs'" in diagnostic["message"]
+    assert "MAX_ARGUMENT_NODES" in diagnostic["message"]
+    assert diagnostic["json_pointer"] == "/render/inputs"
+    small = client.post(COMPILE, content=b"{}", headers=_json())
+    assert small.status_code not in (400, 413)
+    loop, off = threads[-1], threads[:-1]
+    assert len(off) == 2, threads
+    assert loop not in off, threads
+
+
 def test_routing_misses_are_bare_404_and_405(client: TestClient) -> None:
     assert client.get("/operations/v1/nothing").status_code == 404
     assert client.get("/operations/v1/catalog/").status_code == 404  # no slash normalisation
@@ -242,3 +287,25 @@ def test_identical_requests_give_byte_identical_bodies(client: TestClient) -> No
     for _ in range(2):
         again = client.post(COMPILE, json={**body, "capabilities": ["structured_output"]})
         assert again.content == first
+
+
+def test_reserved_context_keys_are_refused_as_by_the_python_api(client: TestClient) -> None:
+    service = client.app.state.templiqx.service  # type: ignore[attr-defined]
+    values = json.loads((SCENARIO / "request.json").read_text(encoding="utf-8"))
+    capabilities = ["structured_output"]
+    arguments = {"package": "welcome", "contract": "onboarding-summary"}
+    statuses = {}
+    for key in ("_templiqx_x", "_templiqx_authorized_merge"):
+        context = {**values["context"], key: {"role": "admin"}}
+        body = {"render": {**values, "context": context}, "capabilities": capabilities}
+        response = client.post(COMPILE, json=body)
+        direct = service.invoke(
+            "compile_contract",
+            {**arguments, **values, "context": context, "capabilities": capabilities},
+        )
+        assert response.json() == json.loads(json.dumps(direct.to_builtins()))
+        statuses[key] = (response.status_code, response.json()["diagnostics"])
+    status, diagnostics = statuses["_templiqx_x"]
+    assert status == 422
+    assert diagnostics[0]["code"] == "TQX_CONTEXT_RESERVED"
+    assert diagnostics[0]["json_pointer"].startswith("/context")

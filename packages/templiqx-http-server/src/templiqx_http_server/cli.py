@@ -202,6 +202,24 @@ def healthcheck(flags: Mapping[str, Any], environ: Mapping[str, str]) -> int:
     return 1
 
 
+def service_problems(config: ServerConfig) -> list[str]:
+    """Why the service cannot be composed over a readable root: a setting it reads from the
+    environment is out of range (``TEMPLIQX_RENDER_FUEL``), as serving would find."""
+    from templiqx_http_server.checks import root_problems
+    from templiqx_local.compose import compose
+
+    if root_problems(config.root):
+        return []  # said already
+    try:
+        service = compose(config.root, config.workspace, worker_threads=1)
+    except ValueError as exc:
+        return [str(exc)]
+    except Exception:  # the root's own problems are reported by root_problems
+        return []
+    service.close()
+    return []
+
+
 def check(config: ServerConfig) -> int:
     """Everything the server would check at start-up and in readiness, reported at once."""
     from templiqx_http_server.checks import root_problems, runtime_problems, workspace_problems
@@ -214,6 +232,7 @@ def check(config: ServerConfig) -> int:
         problems.append(f"runtime mode {config.mode}: {exc}")
     else:
         problems.extend(runtime_problems(config.runtime, runtime))
+    problems.extend(service_problems(config))
     try:
         from templiqx_http_server.serve import bind
 

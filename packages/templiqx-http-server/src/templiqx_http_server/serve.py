@@ -67,6 +67,8 @@ def build_app(config: ServerConfig) -> Starlette:
         raise StartupError(f"packages root {config.root}: {exc}") from None
     except OSError as exc:
         raise StartupError(f"packages root {config.root}: {exc.strerror}") from None
+    except ValueError as exc:  # a service setting out of range (TEMPLIQX_RENDER_FUEL)
+        raise StartupError(str(exc)) from None
     problems = runtime_problems(config.runtime, runtime)
     for problem in problems:
         event("not_ready", logging.WARNING, reason=problem)

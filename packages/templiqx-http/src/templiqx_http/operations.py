@@ -20,6 +20,7 @@ server can end them all.
 from __future__ import annotations
 
 import asyncio
+import functools
 import hmac
 import threading
 from collections.abc import Callable, Iterable
@@ -36,6 +37,7 @@ from templiqx_http.settings import HttpSettings
 from templiqx_http.status import RETRY_AFTER_S, status_for
 from templiqx_http.streaming import stream_execution  # and the application's streams, at start
 from templiqx_http.transport import (
+    OFF_LOOP_BYTES,
     ClientGoneError,
     TransportError,
     decode_arguments,
@@ -183,7 +185,8 @@ class OperationEndpoint:
         try:
             async with asyncio.timeout_at(deadline):
                 body = await self._body(scope, receive)
-                bound = decode_arguments(
+                decode = functools.partial(
+                    decode_arguments,
                     route,
                     path_parameters=scope.get("path_params", {}),
                     query_string=scope.get("query_string", b""),
@@ -192,6 +195,9 @@ class OperationEndpoint:
                     body=body,
                     allow_workspace=self.settings.allow_workspace_override,
                 )
+                # decoding and checking walk every value: a large body never on the loop
+                large = body is not None and len(body) >= OFF_LOOP_BYTES
+                bound = await asyncio.to_thread(decode) if large else decode()
                 if not streams:
                     envelope = await self.service.ainvoke_bound(
                         route.operation, bound, cancel=cancel

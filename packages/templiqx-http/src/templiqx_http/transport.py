@@ -10,7 +10,10 @@ the reference's ``TQX_HTTP_*`` envelope (400) rather than a catalog argument dia
   any query string, as the reference does.
 * **JSON bodies** need ``Content-Type: application/json`` (or ``application/<x>+json``), must be
   one JSON object with only the route's members (``render`` only ``inputs`` and ``context``),
-  no duplicate keys and no ``NaN``; each member is checked against its catalog parameter's type.
+  read as every surface reads JSON (:func:`~templiqx_contracts.decode_json`: the reference's
+  number rules, no ``NaN``), with no key named twice and its values and keys counted before it
+  is decoded (:data:`MAX_BODY_NODES`); each member is checked against its catalog parameter's
+  type. A large body is decoded and checked on a worker thread (:data:`OFF_LOOP_BYTES`).
   ``null`` means "not given" where the catalog's default is ``null``.
 * **Text bodies** (``put_contract``) are read as UTF-8 whatever the content type.
 * **Every body** is bounded (:attr:`~templiqx_http.HttpSettings.max_body_bytes`): a declared
@@ -23,19 +26,26 @@ pointer ``/``, no result and no fingerprints; :class:`TransportError` carries th
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any, Final
 from urllib.parse import parse_qsl
 
 from starlette.types import Receive
 
-from templiqx_application import bind_arguments
-from templiqx_contracts import Diagnostic, OperationEnvelope, quote_input
+from templiqx_application import MAX_ARGUMENT_NODES, bind_arguments
+from templiqx_contracts import (
+    Diagnostic,
+    JSONDecodeError,
+    OperationEnvelope,
+    decode_json,
+    quote_input,
+)
 from templiqx_http.codes import HTTP_STATUS
 from templiqx_http.routes import OperationRoute
 
 __all__ = [
+    "MAX_BODY_NODES",
+    "OFF_LOOP_BYTES",
     "ClientGoneError",
     "TransportError",
     "decode_arguments",
@@ -43,6 +53,12 @@ __all__ = [
     "read_body",
 ]
 
+MAX_BODY_NODES: Final = 3 * MAX_ARGUMENT_NODES + 64
+"""Most values and keys a JSON body may hold: its three free-JSON members (``inputs``,
+``context``, ``fixture_output``) at :data:`~templiqx_application.MAX_ARGUMENT_NODES` each, and
+the rest. Each argument is held to its own limit when it is bound."""
+OFF_LOOP_BYTES: Final = 65_536
+"""A body this large is decoded and checked on a worker thread, not on the event loop."""
 BAD_REQUEST: Final = "TQX_HTTP_JSON"
 IF_MATCH_REQUIRED: Final = "TQX_HTTP_IF_MATCH_REQUIRED"
 
@@ -125,42 +141,25 @@ def if_match(value: str | None) -> str | None:
     return token or None
 
 
-def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    found: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in found:
-            raise _JsonProblemError(f"duplicate member {quote_input(key)} in an object")
-        found[key] = value
-    return found
-
-
-class _JsonProblemError(ValueError):
-    pass
-
-
-def _reject_constant(name: str) -> Any:
-    raise _JsonProblemError(f"{name} is not a JSON number")
-
-
 def parse_json(body: bytes) -> Any:
-    """Strict JSON: UTF-8, no duplicate keys, no ``NaN``/``Infinity``."""
+    """Strict JSON as every surface reads it (:func:`~templiqx_contracts.decode_json`: the
+    reference's number rules, no ``NaN``, no lone surrogates), plus: UTF-8, no key named twice
+    in an object, and at most :data:`MAX_BODY_NODES` values and keys, counted before decoding
+    (a value per node is what decoding costs)."""
     if not body.strip():
         raise _bad(
             "Failed to parse the request body as JSON: the body is empty",
             help='send a JSON object, at least "{}"',
         )
     try:
-        text = body.decode("utf-8")
-        return json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_reject_constant)
-    except UnicodeDecodeError:
-        raise _bad("Failed to parse the request body as JSON: it is not UTF-8") from None
-    except _JsonProblemError as problem:
+        return decode_json(
+            body,
+            max_nodes=MAX_BODY_NODES,
+            limit_name="MAX_ARGUMENT_NODES for each argument",
+            unique_keys=True,
+        )
+    except JSONDecodeError as problem:
         raise _bad(f"Failed to parse the request body as JSON: {problem}") from None
-    except json.JSONDecodeError as problem:
-        detail = f"{problem.msg} at line {problem.lineno} column {problem.colno}"
-        raise _bad(f"Failed to parse the request body as JSON: {detail}") from None
-    except RecursionError:
-        raise _bad("Failed to parse the request body as JSON: nested too deeply") from None
 
 
 def _is_json(content_type: str | None) -> bool:
