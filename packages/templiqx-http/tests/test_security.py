@@ -248,6 +248,16 @@ def test_the_deadline_cancels_work_that_is_not_a_model_call(
     assert stopped - answered < 5, "the render was not cancelled"
     assert envelope.diagnostics[0].code == "TQX_CANCELLED", envelope.diagnostics
 
+    # streamed: the deadline passes while the call is prepared (rendered), before any event
+    started = time.monotonic()
+    execute = render.replace("/render", "/execute")
+    events = {"accept": "text/event-stream"}
+    streamed = client.post(execute, json={**values, "fixture_output": "x"}, headers=events)
+    assert streamed.status_code == 504, streamed.text
+    assert streamed.headers["content-type"] == "application/json"
+    assert streamed.json()["diagnostics"][0]["code"] == "TQX_HTTP_TRANSPORT"
+    assert time.monotonic() - started < 5, "the preparation was not cut off at the deadline"
+
 
 def test_cors_is_off_unless_origins_are_configured(client_for: ClientFactory) -> None:
     origin = {"Origin": "https://app.example"}

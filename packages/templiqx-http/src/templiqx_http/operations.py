@@ -209,7 +209,7 @@ class OperationEndpoint:
             return
         except TimeoutError:
             cancel.set()
-            await self._fail(scope, send, _timed_out(self.settings.request_timeout_s))
+            await self.timed_out(scope, send)
             return
         if streams:  # the stream keeps the deadline itself: it ends in Failed, not in a 504
             await stream_execution(self, bound, scope, receive, send, cancel, deadline)
@@ -233,6 +233,10 @@ class OperationEndpoint:
         status = status_for(envelope)
         extra = [(b"retry-after", str(RETRY_AFTER_S).encode())] if status == 503 else []
         await send_json(send, status, _encode(envelope), extra)
+
+    async def timed_out(self, scope: Scope, send: Send) -> None:
+        """The 504 of a request past its deadline (its work was cancelled)."""
+        await self._fail(scope, send, _timed_out(self.settings.request_timeout_s))
 
     async def _fail(self, scope: Scope, send: Send, failure: TransportError) -> None:
         scope[OK_KEY] = False

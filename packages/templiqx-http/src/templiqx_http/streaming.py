@@ -3,7 +3,8 @@
 The call is opened first (``service.astream_contract(...).open()``: loaded, compiled and
 checked on the service's workers). A call refused then — bad values, a contract that does not
 compile, a missing capability — is an ordinary JSON answer with its 4xx status, before any model
-call and before any byte of a stream. Otherwise the response is ``200 text/event-stream``: one
+call and before any byte of a stream; so is a preparation still running at the request's
+deadline (504, its work cancelled). Otherwise the response is ``200 text/event-stream``: one
 event per stream event as the runtime emits it (for a structured answer, each followed by a
 ``partial`` event with what it changed in the answer so far), then the ``envelope`` event
 (:mod:`templiqx_http.sse`).
@@ -142,7 +143,13 @@ async def stream_execution(
     """
     arguments = {name: value for name, value in bound.items() if name != "stream"}
     run = endpoint.service.astream_contract(**arguments, cancel=cancel if cancel.is_set() else None)
-    await run.open()
+    try:
+        async with asyncio.timeout_at(deadline):  # cancelling it cancels the preparation's work
+            await run.open()
+    except TimeoutError:
+        cancel.set()
+        await endpoint.timed_out(scope, send)  # no byte of a stream yet: an ordinary 504
+        return
     if not run.ok:
         await endpoint.respond(scope, send, run.envelope)
         return
