@@ -3,8 +3,9 @@
 * :class:`TempliqxServer`: ``templiqx-http-server`` (``python -m templiqx_http_server``) on an
   ephemeral port, its JSON log lines written to a file (the port is read from its
   ``listening`` line), stopped with SIGTERM;
-* :class:`MinimalServer`: ``minimal_app.py``, the smallest Starlette app on the same uvicorn
-  configuration, answering every POST with fixed bytes (P12's baseline);
+* :class:`MinimalServer`: ``minimal_app.py``, the smallest Starlette apps on the same uvicorn
+  configuration: a host's hand-written route calling the service (P12's baseline), or fixed
+  bytes for every POST (P12f, what HTTP itself costs);
 * :func:`post_keep_alive`: one request on a kept-alive ``http.client`` connection.
 """
 
@@ -97,20 +98,24 @@ class TempliqxServer:
 
 
 class MinimalServer:
-    """``minimal_app.py BODY_FILE``: every POST answers the file's bytes as JSON."""
+    """``minimal_app.py``: ``fixed`` answers every POST with ``body``'s bytes; ``service``
+    (``root`` given) is a host's hand-written route calling the service over ``root``."""
 
-    def __init__(self, body: bytes, scratch: Path) -> None:
+    def __init__(self, body: bytes, scratch: Path, *, root: Path | None = None) -> None:
         self.body_file = scratch / "minimal-body.json"
         self.body_file.write_bytes(body)
+        self.root = root
         self.log = scratch / "minimal.log"
 
     def __enter__(self) -> MinimalServer:
         self._out = self.log.open("wb")
+        mode = ["fixed", str(self.body_file)] if self.root is None else ["service", str(self.root)]
         self.process = subprocess.Popen(
-            [sys.executable, str(HERE / "minimal_app.py"), str(self.body_file)],
+            [sys.executable, str(HERE / "minimal_app.py"), *mode],
             stdout=self._out,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
+            env=_clean_env({}),
         )
         self.port = _wait_for_port(self.process, self.log)
         return self

@@ -1,9 +1,12 @@
-"""The smallest Starlette app: every POST answers fixed JSON bytes (P12's baseline).
+"""The smallest Starlette apps P12 compares templiqx-http with.
 
-``python minimal_app.py BODY_FILE`` serves on 127.0.0.1 (ephemeral port) with the uvicorn
-configuration templiqx-http-server uses (h11, no access log), and prints
-``{"event":"listening","port":N}`` once it listens. It reads the request body, as any route
-that takes one must, and answers 200 ``application/json`` with the file's bytes.
+``python minimal_app.py fixed BODY_FILE`` answers every POST with the file's bytes as JSON:
+what HTTP itself costs (P12f). ``python minimal_app.py service ROOT`` is the glue a host would
+write by hand for the same call: one route that reads the JSON body, awaits the service's
+``acompile_contract`` with its ``render`` values and capabilities, and answers the envelope
+encoded as templiqx-http encodes it (P12). Both serve on 127.0.0.1 (ephemeral port) with the
+uvicorn configuration templiqx-http-server uses (h11, no access log), and print
+``{"event":"listening","port":N}`` once they listen.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import socket
 import sys
 from pathlib import Path
 
+import msgspec
 import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -20,14 +24,41 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 
-def main() -> None:
-    body = Path(sys.argv[1]).read_bytes()
+def fixed_app(body_file: str) -> Starlette:
+    body = Path(body_file).read_bytes()
 
     async def answer(request: Request) -> Response:
-        await request.body()
+        await request.body()  # as any route that takes a body must
         return Response(body, media_type="application/json")
 
-    app = Starlette(routes=[Route("/{path:path}", answer, methods=["POST"])])
+    return Starlette(routes=[Route("/{path:path}", answer, methods=["POST"])])
+
+
+def service_app(root: str) -> Starlette:
+    from templiqx_local import compose
+
+    service = compose(root)
+    encode = msgspec.json.encode
+
+    async def compile_contract(request: Request) -> Response:
+        body = await request.json()
+        render = body.get("render") or {}
+        envelope = await service.acompile_contract(
+            request.path_params["package"],
+            request.path_params["contract"],
+            inputs=render.get("inputs"),
+            context=render.get("context"),
+            capabilities=body.get("capabilities"),
+        )
+        return Response(encode(envelope), media_type="application/json")
+
+    path = "/operations/v1/packages/{package}/contracts/{contract}/compile"
+    return Starlette(routes=[Route(path, compile_contract, methods=["POST"])])
+
+
+def main() -> None:
+    mode, argument = sys.argv[1], sys.argv[2]
+    app = fixed_app(argument) if mode == "fixed" else service_app(argument)
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)  # Nagle off
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
