@@ -99,6 +99,15 @@ def test_readiness_names_what_is_missing_and_the_rest_still_serves(
         failed = server.request("POST", EXECUTE, {"render": _values(harness)})
         assert failed[0] == 422
         assert json.loads(failed[2])["diagnostics"][0]["code"] == "TQX_RUNTIME_PERMANENT"
+        events = {"Accept": "text/event-stream"}
+        streamed = server.request("POST", EXECUTE, {"render": _values(harness)}, events)
+        assert streamed[0] == 422, streamed  # before any stream: JSON, not 200 then Failed
+        assert streamed[1]["content-type"] == "application/json"
+        envelope = json.loads(streamed[2])
+        assert envelope["diagnostics"][0]["code"] == "TQX_RUNTIME_PERMANENT"
+        assert "MODEL_ID" in envelope["diagnostics"][0]["message"]
+        assert envelope["diagnostics"][0]["help"]
+        assert envelope["stream_events"][-1]["kind"] == "Failed"
         shutil.rmtree(packages)
         status, _, body = server.request("GET", "/operations/v1/health/ready")
         assert status == 503

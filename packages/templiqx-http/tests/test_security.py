@@ -321,3 +321,54 @@ def test_one_json_access_line_per_request_without_secrets(
             "duration_ms",
             "client",
         }
+
+
+class _Unset(RuntimeAdapter):
+    """A runtime whose settings are incomplete: every call fails before reaching a model."""
+
+    calls = 0
+
+    def descriptor(self) -> AdapterDescriptor:
+        return AdapterDescriptor(id="unset", version="1", capabilities=["structured_output"])
+
+    def problems(self) -> list[str]:
+        return ["runtime unset: MODEL_ID is not set"]
+
+    def _fail(self) -> RuntimeFailureError:
+        self.calls += 1
+        failure = RuntimeFailure(
+            code=RuntimeFailureCode.PERMANENT,
+            adapter_id="unset",
+            adapter_version="1",
+            fingerprint="unset",
+            detail="runtime settings are missing or invalid: MODEL_ID is not set",
+        )
+        return RuntimeFailureError(failure)
+
+    def execute(self, request: ExecutionRequest) -> ExecutionReceipt:
+        raise self._fail()
+
+    def execute_streaming(
+        self, request: ExecutionRequest, sink: StreamSink, *, cancel: CancelToken | None = None
+    ) -> ExecutionReceipt:
+        error = self._fail()
+        sink(Failed(code=error.failure.code.value, message=error.failure.detail))
+        raise error
+
+
+def test_a_runtime_missing_its_settings_is_json_before_any_stream(
+    client_for: ClientFactory,
+) -> None:
+    unset = _Unset()
+    events = {"accept": "text/event-stream"}
+    unchecked = client_for(runtime=unset).post(EXECUTE, json={"render": _values()}, headers=events)
+    assert unchecked.status_code == 200  # without the check: the stream starts, then Failed
+    client = client_for(runtime=unset, runtime_check=unset.problems)
+    plain = client.post(EXECUTE, json={"render": _values(), "stream": True})
+    streamed = client.post(EXECUTE, json={"render": _values()}, headers=events)
+    assert streamed.status_code == plain.status_code == 422
+    assert streamed.headers["content-type"] == "application/json"
+    assert streamed.json() == plain.json()
+    assert streamed.json()["diagnostics"][0]["code"] == "TQX_RUNTIME_PERMANENT"
+    fine = client_for(runtime_check=list).post(EXECUTE, json={"render": _values()}, headers=events)
+    assert fine.headers["content-type"].startswith("text/event-stream")

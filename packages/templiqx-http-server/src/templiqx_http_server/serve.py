@@ -79,6 +79,7 @@ def build_app(config: ServerConfig) -> Starlette:
         service,
         config.http_settings(),
         readiness=readiness_checks(config.root, config.runtime, runtime),
+        runtime_check=lambda: runtime_problems(config.runtime, runtime),
     )
     _apps.append(app.state.templiqx)
     return app

@@ -49,10 +49,16 @@ class TempliqxHttp:
     """What the application holds, on ``app.state.templiqx``: its service, settings and the
     calls in flight (:meth:`drain` cancels them: what a server does on shutdown)."""
 
-    def __init__(self, service: TempliqxService, settings: HttpSettings) -> None:
+    def __init__(
+        self,
+        service: TempliqxService,
+        settings: HttpSettings,
+        runtime_check: ReadinessCheck | None = None,
+    ) -> None:
         self.service = service
         self.settings = settings
         self.inflight = Inflight(settings.max_concurrent)
+        self.runtime_check = runtime_check
 
     def drain(self) -> int:
         """Cancel every running operation call (each stream ends in ``Failed``); readiness
@@ -63,7 +69,9 @@ class TempliqxHttp:
 def _operation_routes(state: TempliqxHttp) -> list[BaseRoute]:
     by_path: dict[str, dict[str, Any]] = {}
     for route in ROUTES:
-        endpoint = OperationEndpoint(route, state.service, state.settings, state.inflight)
+        endpoint = OperationEndpoint(
+            route, state.service, state.settings, state.inflight, state.runtime_check
+        )
         by_path.setdefault(route.full_path, {})[route.method] = endpoint
     routes: list[BaseRoute] = []
     for path, endpoints in by_path.items():
@@ -77,17 +85,21 @@ def create_app(
     settings: HttpSettings | None = None,
     *,
     readiness: Sequence[ReadinessCheck] = (),
+    runtime_check: ReadinessCheck | None = None,
     middleware: Sequence[Middleware] = (),
     routes: Sequence[BaseRoute] = (),
 ) -> Starlette:
     """The operations API over ``service`` (see the module docstring).
 
     ``readiness`` are checks the readiness routes run (each returns the reasons it finds);
+    ``runtime_check`` returns why the service's runtime cannot call its model (its settings;
+    none: it can) and runs before an execution streams: a streamed call that would fail on its
+    settings is answered as JSON with its status, not as a 200 stream ending in ``Failed``.
     ``middleware`` and ``routes`` are a host's own, added inside the request context and beside
     the operation routes. ``app.state.templiqx`` is the :class:`TempliqxHttp` it serves.
     """
     settings = settings if settings is not None else HttpSettings()
-    state = TempliqxHttp(service, settings)
+    state = TempliqxHttp(service, settings, runtime_check)
     live = Liveness()
     ready = Readiness(readiness, state.inflight)
     docs = DocsPage()

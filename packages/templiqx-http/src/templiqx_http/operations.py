@@ -23,7 +23,7 @@ import asyncio
 import functools
 import hmac
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Final
 
 import msgspec
@@ -133,11 +133,13 @@ class OperationEndpoint:
         service: TempliqxService,
         settings: HttpSettings,
         inflight: Inflight,
+        runtime_check: Callable[[], Sequence[str]] | None = None,
     ) -> None:
         self.route = route
         self.service = service
         self.settings = settings
         self.inflight = inflight
+        self.runtime_check = runtime_check
         token = settings.token
         self._expected = f"Bearer {token}".encode() if token is not None else None
 

@@ -3,11 +3,12 @@
 The call is opened first (``service.astream_contract(...).open()``: loaded, compiled and
 checked on the service's workers). A call refused then — bad values, a contract that does not
 compile, a missing capability — is an ordinary JSON answer with its 4xx status, before any model
-call and before any byte of a stream; so is a preparation still running at the request's
-deadline (504, its work cancelled). Otherwise the response is ``200 text/event-stream``: one
-event per stream event as the runtime emits it (for a structured answer, each followed by a
-``partial`` event with what it changed in the answer so far), then the ``envelope`` event
-(:mod:`templiqx_http.sse`).
+call and before any byte of a stream; so is a call whose runtime's settings are incomplete
+(``create_app(runtime_check=...)``: ``TQX_RUNTIME_PERMANENT`` naming what to set), and a
+preparation still running at the request's deadline (504, its work cancelled). Otherwise the
+response is ``200 text/event-stream``: one event per stream event as the runtime emits it (for a
+structured answer, each followed by a ``partial`` event with what it changed in the answer so
+far), then the ``envelope`` event (:mod:`templiqx_http.sse`).
 
 Three tasks share the response: the producer reads the stream and writes each event as it
 comes — events written within 2 ms of each other go out in one send, and a write waits while
@@ -142,6 +143,15 @@ async def stream_execution(
     events, which cost more than relaying the event.)
     """
     arguments = {name: value for name, value in bound.items() if name != "stream"}
+    if endpoint.runtime_check is not None and await asyncio.to_thread(endpoint.runtime_check):
+        # the runtime's settings are incomplete: the call fails before any model call, so it
+        # is answered as JSON (its envelope, as without the header), not as a 200 stream
+        collected = {**arguments, "stream": True}
+        envelope = await endpoint.service.ainvoke_bound(
+            "execute_contract", collected, cancel=cancel
+        )
+        await endpoint.respond(scope, send, envelope)
+        return
     run = endpoint.service.astream_contract(**arguments, cancel=cancel if cancel.is_set() else None)
     try:
         async with asyncio.timeout_at(deadline):  # cancelling it cancels the preparation's work
