@@ -8,9 +8,10 @@ Two ways in, in one host:
   (``/templiqx/swagger-ui/``);
 * the host's own route, ``POST /summary``, written with templiqx-http's building blocks: it
   runs the welcome package's ``onboarding-summary`` contract on the request's ``inputs`` and
-  ``context`` and streams every event (``stream_event_sse``), after each ``Delta`` an
-  ``event: partial`` whose data is the answer so far (the object as it grows, unfinished
-  strings included), then the ``envelope`` event (``envelope_sse``: ``ok``, the diagnostics
+  ``context`` and streams every event (``stream_event_sse``), after each event that changed
+  the answer an ``event: partial`` whose data is what it changed (``partial_sse``: incremental
+  changes, unfinished strings included; their total size is linear in the answer), then the
+  ``envelope`` event (``envelope_sse``: ``ok``, the diagnostics
   with their help lines, the fingerprints). A request the contract refuses is answered with
   its envelope and the status ``status_for`` gives it (``422`` for a missing value) before any
   model call. When the browser goes away, the stream is closed and the runtime call cancelled.

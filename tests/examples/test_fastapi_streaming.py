@@ -3,8 +3,8 @@
 The app is started on an ephemeral port in a thread and stopped at the end of each test. A
 client reads the SSE events as they arrive; a client that disconnects mid-stream must make the
 runtime stop (its async iterator is closed) within a second. The structured answer also
-arrives as ``partial`` events, the value so far after each delta, which the form page
-(``GET /``) fills its fields from.
+arrives as ``partial`` events, what each event changed in the answer so far, which the form
+page (``GET /``) applies to fill its fields.
 """
 
 from __future__ import annotations
