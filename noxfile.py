@@ -161,6 +161,40 @@ def litellm(session: nox.Session) -> None:
     )
 
 
+SCHEMATHESIS_VENV = ROOT / ".nox" / "schemathesis"
+SCHEMATHESIS_TESTS = ROOT / "packages" / "templiqx-http-server" / "tests"
+
+
+@nox.session
+def schemathesis(session: nox.Session) -> None:
+    """Schemathesis against a live templiqx-http-server, every phase (opt-in, issue #26).
+
+    Not in the default session list (the default ``tests`` session runs a short fuzzing pass).
+    Schemathesis pins an older jsonschema-rs than templiqx-core uses, so it is installed into
+    its own environment (``.nox/schemathesis``, kept between runs) from
+    ``packages/templiqx-http-server/tests/schemathesis.txt``; the test starts the server on
+    127.0.0.1 with an ephemeral port and checks that no response is a server error or breaks
+    the OpenAPI document (``schemathesis.toml`` beside the test).
+    """
+    python = SCHEMATHESIS_VENV / "bin" / "python"
+    if not python.exists():
+        session.run("uv", "venv", "--quiet", str(SCHEMATHESIS_VENV), external=True)
+    requirement = (SCHEMATHESIS_TESTS / "schemathesis.txt").read_text(encoding="utf-8").strip()
+    session.run(
+        "uv", "pip", "install", "--quiet", "--python", str(python), requirement, external=True
+    )
+    session.run(
+        "pytest",
+        str(SCHEMATHESIS_TESTS / "test_schemathesis.py"),
+        "-q",
+        *session.posargs,
+        env={
+            "TEMPLIQX_SCHEMATHESIS": str(SCHEMATHESIS_VENV / "bin" / "schemathesis"),
+            "TEMPLIQX_SCHEMATHESIS_FULL": "1",
+        },
+    )
+
+
 @nox.session(name="mcp_inspector")
 def mcp_inspector(session: nox.Session) -> None:
     """templiqx-mcp driven by the MCP Inspector CLI (issue #16); see docs/mcp.md.

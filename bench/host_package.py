@@ -43,7 +43,7 @@ output_schema:
 """
 
 
-def service_for(root: Path, base_url: str) -> TempliqxService:
+def service_for(root: Path, base_url: str, *, worker_threads: int | None = None) -> TempliqxService:
     """A service over ``root`` (the package is written once) with the OpenAI runtime."""
     package = root / PACKAGE
     if not package.exists():
@@ -57,4 +57,4 @@ def service_for(root: Path, base_url: str) -> TempliqxService:
     runtime = OpenAIRuntime(
         OpenAISettings(base_url=base_url, api_key=API_KEY, model=MODEL, timeout_ms=600_000)
     )
-    return compose(str(root), runtime=runtime)
+    return compose(str(root), runtime=runtime, worker_threads=worker_threads)

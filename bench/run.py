@@ -40,6 +40,10 @@ MODULES: dict[str, tuple[str, str]] = {
     "P10": ("p10_partial", "partial values over a 50,000-delta structured stream"),
     "P7": ("p7_sequential_streams", "100 sequential streamed calls on one keep-alive client"),
     "P9": ("p9_mcp_start", "templiqx-mcp cold start to initialize and tools/list"),
+    "P12": ("p12_http_compile", "compile_contract over HTTP vs a minimal Starlette app"),
+    "P13": ("p13_sse_relay", "relay a 50,000-delta stream as SSE vs in-process"),
+    "P14": ("p14_concurrent_sse", "200 concurrent SSE streams: loop lag, threads, RSS"),
+    "P14F": ("p14f_first_call", "event-loop stall of the first async OpenAI call"),
     "P15": ("p15_batch", "batch runs: throughput at a 50 ms model, memory, Ray actors"),
 }
 

@@ -7,6 +7,8 @@ answers every ``POST /chat/completions`` asking for ``"stream": true`` with that
 64 KiB blocks so the server is never the bottleneck. A request without ``"stream": true`` gets
 the same content as one JSON chat completion.
 
+With ``--pace-ms=N`` a stream is written one event at a time, N ms apart, as a model writes.
+
 By default each exchange is one connection (``Connection: close``). With ``--keep-alive`` a
 connection serves requests until the client closes it, as an HTTPS provider's does, so a client
 that reuses its connections opens one. It serves until its stdin closes; each line ``stats``
@@ -26,6 +28,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 __all__ = ["LoopbackServer", "build_stream", "expected_summary"]
@@ -164,10 +167,14 @@ def _completion(deltas: int, connection: bytes) -> bytes:
 class _Responses:
     """The prepared responses: the stream and the whole completion, framed for one mode."""
 
-    def __init__(self, deltas: int, keep_alive: bool) -> None:
+    def __init__(self, deltas: int, keep_alive: bool, pace_s: float = 0.0) -> None:
         connection = b"" if keep_alive else _CLOSE
         self.keep_alive = keep_alive
-        self.stream = memoryview(_HEAD + connection + b"\r\n" + _chunked(build_stream(deltas)))
+        self.pace_s = pace_s
+        events = build_stream(deltas)
+        self.stream = memoryview(_HEAD + connection + b"\r\n" + _chunked(events))
+        self.head = _HEAD + connection + b"\r\n"
+        self.events = [b"%x\r\n%s\r\n" % (len(event), event) for event in events]
         self.whole = memoryview(_completion(deltas, connection))
 
 
@@ -190,7 +197,14 @@ def _answer(conn: socket.socket, responses: _Responses, counts: _Counts) -> None
                     return
                 counts.add(requests=1)
                 streamed = json.loads(body).get("stream") is True
-                _send(conn, responses.stream if streamed else responses.whole)
+                if streamed and responses.pace_s:  # one event at a time, as a model writes
+                    conn.sendall(responses.head)
+                    for event in responses.events:
+                        conn.sendall(event)
+                        time.sleep(responses.pace_s)
+                    conn.sendall(b"0\r\n\r\n")
+                else:
+                    _send(conn, responses.stream if streamed else responses.whole)
                 if not responses.keep_alive:
                     break
             conn.shutdown(socket.SHUT_WR)
@@ -212,14 +226,16 @@ def _serve(listener: socket.socket, responses: _Responses, counts: _Counts) -> N
 
 def main() -> int:
     deltas = int(sys.argv[1])
-    keep_alive = sys.argv[2:] == ["--keep-alive"]
+    keep_alive = "--keep-alive" in sys.argv[2:]
+    pace = [a for a in sys.argv[2:] if a.startswith("--pace-ms=")]
+    pace_s = float(pace[0].split("=", 1)[1]) / 1000 if pace else 0.0
     body = b"".join(build_stream(deltas))
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     listener.bind(("127.0.0.1", 0))
-    listener.listen(64)  # P11 opens 20 connections at once
+    listener.listen(1024)  # P11 opens 20 connections at once, P14 200
     counts = _Counts()
-    responses = _Responses(deltas, keep_alive)
+    responses = _Responses(deltas, keep_alive, pace_s)
     threading.Thread(target=_serve, args=(listener, responses, counts), daemon=True).start()
     port = listener.getsockname()[1]
     print(port, len(body), hashlib.sha256(body).hexdigest(), flush=True)
@@ -238,14 +254,17 @@ class LoopbackServer:
     :meth:`stats` reads its counters.
     """
 
-    def __init__(self, deltas: int, *, keep_alive: bool = False) -> None:
+    def __init__(self, deltas: int, *, keep_alive: bool = False, pace_ms: float = 0) -> None:
         self.deltas = deltas
         self.keep_alive = keep_alive
+        self.pace_ms = pace_ms
 
     def __enter__(self) -> LoopbackServer:
         argv = [sys.executable, str(Path(__file__)), str(self.deltas)]
         self.process = subprocess.Popen(
-            argv + (["--keep-alive"] if self.keep_alive else []),
+            argv
+            + (["--keep-alive"] if self.keep_alive else [])
+            + ([f"--pace-ms={self.pace_ms}"] if self.pace_ms else []),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
         )

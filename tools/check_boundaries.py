@@ -17,7 +17,14 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PORTABLE = ["templiqx-contracts", "templiqx-core", "templiqx-ports"]
-PRODUCTION_WITHOUT_MOCK = ["templiqx-application", "templiqx-local", "templiqx-cli", "templiqx-mcp"]
+PRODUCTION_WITHOUT_MOCK = [
+    "templiqx-application",
+    "templiqx-local",
+    "templiqx-cli",
+    "templiqx-mcp",
+    "templiqx-http",
+    "templiqx-http-server",
+]
 VOCABULARY = re.compile(r"approval|permission|tenant|retrieval|queue|audit")
 PROVIDERS = re.compile(r"openai|anthropic|gemini|bedrock|basenet|crm3|rmcp", re.IGNORECASE)
 # Import name -> distribution name, where they differ.

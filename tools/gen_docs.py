@@ -46,6 +46,9 @@ from templiqx_application import (
 from templiqx_cli.app import build_group
 from templiqx_cli.layout import MERGED, layout_for
 from templiqx_core import CORE_CODES, parse_manifest
+from templiqx_http.codes import HTTP_CODES, HTTP_STATUS
+from templiqx_http.routes import BASE_PATH as HTTP_BASE
+from templiqx_http.routes import ROUTES as HTTP_ROUTES
 from templiqx_ports import RETRYABLE_CODES
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -107,14 +110,23 @@ def diagnostics() -> str:
     batch = _table(
         ["code", "how to fix it"], ((f"`{c}`", h) for c, h in sorted(BATCH_CODES.items()))
     )
-    total = len(set(CORE_CODES) | set(APPLICATION_CODES) | set(PORT_CODES) | set(BATCH_CODES))
+    http = _table(
+        ["code", "status", "how to fix it"],
+        ((f"`{c}`", str(HTTP_STATUS[c]), h) for c, h in sorted(HTTP_CODES.items())),
+    )
+    registries = (CORE_CODES, APPLICATION_CODES, PORT_CODES, BATCH_CODES, HTTP_CODES)
+    total = len(set().union(*registries))
     return (
         f"{total} codes.\n\n"
         f"### Contract language (templiqx-core)\n\n{core}\n\n"
         f"### Packages, loading, execution and service calls (templiqx-application)\n\n"
         f"{application}{note}\n\n"
         f"### Storage and runtimes (templiqx-ports, relayed by the application)\n\n{ports}\n\n"
-        f"### Batch runs (templiqx batch, templiqx-ray; see [batch runs](../batch.md))\n\n{batch}"
+        f"### Batch runs (templiqx batch, templiqx-ray; see [batch runs](../batch.md))\n\n"
+        f"{batch}\n\n"
+        f"### The HTTP transport (templiqx-http)\n\n"
+        f"Reported only over HTTP, by the transport before the service is called (the status "
+        f"of every other code follows the [status rule](../http.md#status-codes)).\n\n{http}"
     )
 
 
@@ -566,6 +578,25 @@ def stream_events() -> str:
     return _structs([tc.Delta, tc.ToolCallDelta, tc.Complete, tc.Failed])
 
 
+def http_routes() -> str:
+    """Every operation route of templiqx-http: method, path, operation and what it reads."""
+    rows = []
+    for route in HTTP_ROUTES:
+        parts = []
+        if route.body_kind == "json":
+            members = [*route.body, *(["render: {inputs, context}"] if route.render else [])]
+            parts.append("JSON `{" + ", ".join(members) + "}`")
+        elif route.body_kind == "text":
+            parts.append("YAML text = `source`")
+        if route.query:
+            parts.append("query " + ", ".join(f"`{name}`" for name in route.query))
+        if route.if_match != "none":
+            parts.append(f"`If-Match` ({route.if_match})")
+        path = route.openapi_path.removeprefix(HTTP_BASE)
+        rows.append((route.method, f"`{path}`", f"`{route.operation}`", "; ".join(parts) or "—"))
+    return _table(["method", f"path (after `{HTTP_BASE}`)", "operation", "reads"], rows)
+
+
 # --- the pages ------------------------------------------------------------------------------
 
 BLOCKS: dict[str, dict[str, Callable[[], str]]] = {
@@ -580,6 +611,7 @@ BLOCKS: dict[str, dict[str, Callable[[], str]]] = {
     },
     "docs/reference/packages.md": {"package-fields": package_fields},
     "docs/streaming.md": {"stream-events": stream_events},
+    "docs/http.md": {"http-routes": http_routes},
 }
 
 

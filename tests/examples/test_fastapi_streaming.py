@@ -3,14 +3,15 @@
 The app is started on an ephemeral port in a thread and stopped at the end of each test. A
 client reads the SSE events as they arrive; a client that disconnects mid-stream must make the
 runtime stop (its async iterator is closed) within a second. The structured answer also
-arrives as ``partial`` events, the value so far after each delta, which the form page
-(``GET /``) fills its fields from.
+arrives as ``partial`` events, what each event changed in the answer so far, which the form
+page (``GET /``) applies to fill its fields.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
 import html
 import http.client
 import importlib.util
@@ -28,11 +29,14 @@ import uvicorn
 
 from templiqx_application import TempliqxService
 from templiqx_contracts import (
+    MISSING,
     AdapterDescriptor,
     Delta,
     ExecutionReceipt,
     ExecutionRequest,
     StreamEvent,
+    apply_partial_changes,
+    decode_partial_changes,
 )
 from templiqx_local import compose
 from templiqx_mock import runtime_from_path
@@ -57,10 +61,10 @@ def _example() -> Any:
 
 @contextlib.contextmanager
 def _serving(service: TempliqxService) -> Iterator[int]:
-    sock = socket.socket()
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)  # Nagle off
     sock.bind(("127.0.0.1", 0))
     port = int(sock.getsockname()[1])
-    config = uvicorn.Config(_example().create_app(service), log_level="warning")
+    config = uvicorn.Config(_example().host_app(service), log_level="warning")
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
@@ -111,14 +115,19 @@ def test_the_example_streams_the_contract_as_sse_as_it_is_generated() -> None:
         assert response.status == 200
         assert response.getheader("content-type", "").startswith("text/event-stream")
         events = list(_sse(response))
-    names = [name for name, _, _ in events]
-    assert names[-1] == "Complete"
+    names = [name for name, _, _ in events if name != "partial"]
+    assert names[-2:] == ["Complete", "envelope"]
     deltas = [(data, at) for name, data, at in events if name == "Delta"]
-    assert set(names[:-1]) == {"Delta", "partial"}
+    assert set(names[:-2]) == {"Delta"}
     arrivals = [at for _, at in deltas]
     assert arrivals[-1] - arrivals[0] >= (len(arrivals) - 1) * pace_ms / 1000 * 0.8, "live"
     text = "".join(data["text"] for data, _ in deltas)
-    assert json.loads(text) == events[-1][1]["output"]
+    complete = next(data for name, data, _ in events if name == "Complete")
+    envelope = events[-1][1]
+    assert json.loads(text) == complete["output"]
+    assert envelope["ok"] is True
+    assert "stream_events" not in envelope
+    assert envelope["result"]["output"] == complete["output"]
 
 
 def _grows(before: Any, after: Any) -> bool:
@@ -146,17 +155,24 @@ def test_the_form_is_filled_from_partial_events_as_the_answer_grows() -> None:
     with _serving(service) as port:
         events = list(_sse(_post(port, REQUEST)))
     names = [name for name, _, _ in events]
-    # every Delta is followed by the answer so far (the first delta, `{"summary":`, shows {})
-    for at, name in enumerate(names[:-1]):
-        assert (name == "partial") is (at > 0 and names[at - 1] == "Delta"), names
-    partials = [(data, at) for name, data, at in events if name == "partial"]
-    values = [data for data, _ in partials]
+    # each partial event follows the event whose changes it carries
+    for at, name in enumerate(names):
+        if name == "partial":
+            assert names[at - 1] in ("Delta", "Complete"), names
+    value: Any = MISSING
+    values = []
+    arrivals = []
+    for name, data, at in events:
+        if name == "partial":
+            value = apply_partial_changes(value, decode_partial_changes(json.dumps(data)))
+            values.append(copy.deepcopy(value))
+            arrivals.append(at)
     assert values[:3] == [{}, {"summary": "Anouk "}, {"summary": "Anouk de Vries "}]
     for before, after in itertools.pairwise(values):
         assert _grows(before, after), (before, after)  # the form never flickers
-    assert values[-1] == events[-1][1]["output"]  # the last partial is the receipt's output
-    arrivals = [at for _, at in partials]
-    assert arrivals[-1] - arrivals[0] >= (len(arrivals) - 1) * pace_ms / 1000 * 0.8, "live"
+    complete = next(data for name, data, _ in events if name == "Complete")
+    assert values[-1] == complete["output"]  # the changes add up to the receipt's output
+    assert arrivals[-1] - arrivals[0] >= (len(arrivals) - 2) * pace_ms / 1000 * 0.8, "live"
 
 
 def test_the_form_page_reads_the_partial_events() -> None:
@@ -168,10 +184,21 @@ def test_the_form_page_reads_the_partial_events() -> None:
     assert response.getheader("content-type", "").startswith("text/html")
     for field in ('id="summary"', 'id="tone"', 'id="next_steps"'):
         assert field in page
-    assert 'if (name === "partial") fill(data);' in page
+    assert 'if (name === "partial") { apply(data); fill(answerSoFar ?? {}); }' in page
     assert "{{REQUEST}}" not in page
     shown = page.split('<textarea id="values" rows="8">')[1].split("</textarea>")[0]
     assert json.loads(html.unescape(shown)) == json.loads(REQUEST)
+
+
+def test_the_operations_api_is_mounted_beside_the_route() -> None:
+    service = compose(str(PACKAGES), runtime=runtime_from_path(SCENARIO / "manifest.json"))
+    with _serving(service) as port:
+        catalog = _get(port, "/templiqx/operations/v1/catalog")
+        names = json.loads(catalog.read())["result"]
+        document = json.loads(_get(port, "/templiqx/operations/v1/openapi.json").read())
+    assert catalog.status == 200
+    assert "execute_contract" in names
+    assert document["servers"] == [{"url": "/templiqx"}]
 
 
 def test_a_refused_request_is_a_422_before_any_model_call() -> None:

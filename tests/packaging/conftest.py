@@ -1,4 +1,4 @@
-"""Shared fixtures of the packaging tests: the eleven distributions, built once per session.
+"""Shared fixtures of the packaging tests: the fourteen distributions, built once per session.
 
 ``uv build --all-packages`` writes a wheel and an sdist of every workspace member into a
 temporary folder; every packaging test reads that one build.
@@ -17,7 +17,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 
-# distribution -> (project folder, import name); the twelve the project publishes.
+# distribution -> (project folder, import name); the fourteen the project publishes.
 DISTRIBUTIONS: dict[str, tuple[Path, str]] = {
     "templiqx-contracts": (REPO / "packages" / "templiqx-contracts", "templiqx_contracts"),
     "templiqx-ports": (REPO / "packages" / "templiqx-ports", "templiqx_ports"),
@@ -35,6 +35,8 @@ DISTRIBUTIONS: dict[str, tuple[Path, str]] = {
     ),
     "templiqx-cli": (REPO / "packages" / "templiqx-cli", "templiqx_cli"),
     "templiqx-mcp": (REPO / "packages" / "templiqx-mcp", "templiqx_mcp"),
+    "templiqx-http": (REPO / "packages" / "templiqx-http", "templiqx_http"),
+    "templiqx-http-server": (REPO / "packages" / "templiqx-http-server", "templiqx_http_server"),
     "templiqx-ray": (REPO / "packages" / "templiqx-ray", "templiqx_ray"),
     "templiqx-conformance": (REPO / "conformance", "templiqx_conformance"),
 }
@@ -111,5 +113,5 @@ def build(tmp_path_factory: pytest.TempPathFactory) -> Build:
 
 @pytest.fixture(scope="session")
 def all_dists() -> list[Dist]:
-    """The eleven distributions, sorted by name."""
+    """The fourteen distributions, sorted by name."""
     return list(ALL)

@@ -1,6 +1,6 @@
 """Each distribution, installed alone with plain pip into a fresh virtual environment, works.
 
-For every one of the eleven distributions: ``python -m venv``, then ``pip install --find-links
+For every one of the fourteen distributions: ``python -m venv``, then ``pip install --find-links
 <built wheels> <distribution>`` — its templiqx dependencies come from the wheels built from this
 tree, third-party ones from the package index pip is configured with — then a smoke script
 (``smoke/``) runs in the environment with ``python -I`` in an empty folder. The environments are
@@ -59,6 +59,8 @@ PLANS: dict[str, tuple[str, tuple[str, str] | None]] = {
     "templiqx-runtime-langfuse": ("smoke_runtime_langfuse.py", None),
     "templiqx-cli": ("smoke_cli.py", None),
     "templiqx-mcp": ("smoke_mcp.py", None),
+    "templiqx-http": ("smoke_http.py", None),
+    "templiqx-http-server": ("smoke_http_server.py", None),
     "templiqx-ray": ("smoke_ray.py", None),
     "templiqx-conformance": ("smoke_conformance.py", None),
 }

@@ -1,10 +1,13 @@
-"""Three-way parity: the Python API, the CLI and the MCP server give equal envelopes.
+"""Four-way parity: the Python API, the CLI, the MCP server and HTTP give equal envelopes.
 
-Every catalog operation runs through the three surfaces with a success case and at least one
+Every catalog operation runs through the four surfaces with a success case and at least one
 failure case, in one sequence whose writes build on each other (create, put, sign, update,
 delete …). Each surface replays the sequence on a fresh copy of the same sandbox, at the same
 path, so the envelopes — paths in messages included — must be equal as JSON values, with no
-normalisation. A guard fails when the catalog gains an operation without parity cases.
+normalisation. A guard fails when the catalog gains an operation without parity cases. Over
+HTTP each call is the request :func:`templiqx_http.http_call` builds from the same arguments
+(the reference's route, body, query and headers), answered by the app ``create_app`` builds,
+and its status is 2xx exactly when the envelope is ``ok``.
 """
 
 from __future__ import annotations
@@ -18,9 +21,13 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import msgspec
 import pytest
+from starlette.testclient import TestClient
 
 from templiqx_application import CATALOG
+from templiqx_contracts import Diagnostic, OperationEnvelope
+from templiqx_http import create_app, http_call, status_for
 from templiqx_local.compose import compose
 
 Results = dict[str, dict[str, Any]]
@@ -108,6 +115,20 @@ def _cases() -> list[Case]:
     fixture = ["--fixture-output"]
     return [
         Case("catalog", "catalog", True, lambda r: {}, lambda r, i: ["catalog"]),
+        Case(
+            "catalog.names",
+            "catalog",
+            True,
+            lambda r: {"view": "names"},
+            lambda r, i: ["catalog", "--view", "names"],
+        ),
+        Case(
+            "catalog.full",
+            "catalog",
+            True,
+            lambda r: {"view": "full"},
+            lambda r, i: ["catalog", "--view", "full"],
+        ),
         Case("discover", "discover_packages", True, lambda r: {}, lambda r, i: ["discover"]),
         Case(
             "discover.broken-package",
@@ -494,7 +515,7 @@ def _cases() -> list[Case]:
                 "package": "parity",
                 "version": "0.2.0",
                 "description": "behaviour parity",
-                "expected_fingerprint": _fp(r, "sign", "manifest"),
+                "expected_fingerprint": _fp(r, "sign", "package"),
             },
             lambda r, i: [
                 "update-package",
@@ -504,7 +525,7 @@ def _cases() -> list[Case]:
                 "--description",
                 "behaviour parity",
                 "--expected-fingerprint",
-                _fp(r, "sign", "manifest"),
+                _fp(r, "sign", "package"),
             ],
         ),
         Case(
@@ -518,12 +539,12 @@ def _cases() -> list[Case]:
             "delete_package",
             "delete_package",
             True,
-            lambda r: {"package": "parity", "expected_fingerprint": _fp(r, "update", "manifest")},
+            lambda r: {"package": "parity", "expected_fingerprint": _fp(r, "update", "package")},
             lambda r, i: [
                 "delete-package",
                 "parity",
                 "--expected-fingerprint",
-                _fp(r, "update", "manifest"),
+                _fp(r, "update", "package"),
             ],
         ),
         Case(
@@ -588,7 +609,8 @@ def _cases() -> list[Case]:
 
 
 NO_FAILURE_MODE = {
-    "catalog": "takes no arguments and reads nothing: every call succeeds",
+    "catalog": "reads nothing: every call with valid arguments succeeds (an unknown view is an "
+    "argument error, which MCP answers as isError, not as an envelope)",
 }
 """Operations that cannot fail on valid arguments, and why (the guard accepts no others)."""
 
@@ -622,6 +644,28 @@ def _run_python(cases: list[Case], root: Path) -> Results:
             results[case.id] = envelope.to_builtins()
             _hooks(case, root, "after")
     return results
+
+
+def _run_http(cases: list[Case], root: Path) -> tuple[Results, dict[str, int]]:
+    results: Results = {}
+    statuses: dict[str, int] = {}
+    with pytest.MonkeyPatch.context() as patch:
+        for name, value in SIGNING.items():
+            patch.setenv(name, value)
+        service = compose(root)
+        client = TestClient(create_app(service))
+        for case in cases:
+            _hooks(case, root, "before")
+            call = http_call(case.operation, case.arguments(results))
+            response = client.request(
+                call.method, call.path, content=call.body, headers=call.headers
+            )
+            assert response.headers["content-type"] == "application/json", case.id
+            results[case.id] = response.json()
+            statuses[case.id] = response.status_code
+            _hooks(case, root, "after")
+        service.close()
+    return results, statuses
 
 
 def _run_cli(
@@ -669,6 +713,8 @@ class Outcomes:
     cli_codes: dict[str, int]
     mcp: Results
     mcp_errors: dict[str, bool]
+    http: Results
+    http_statuses: dict[str, int]
 
 
 @pytest.fixture(scope="module")
@@ -681,7 +727,8 @@ def outcomes(tmp_path_factory: pytest.TempPathFactory, harness: Any) -> Outcomes
     python = _run_python(cases, harness.fresh_sandbox(sandbox))
     cli, codes = _run_cli(cases, harness.fresh_sandbox(sandbox), inputs, harness)
     mcp, errors = _run_mcp(cases, harness.fresh_sandbox(sandbox), base / "mcp.log", harness)
-    return Outcomes(cases, python, cli, codes, mcp, errors)
+    http, statuses = _run_http(cases, harness.fresh_sandbox(sandbox))
+    return Outcomes(cases, python, cli, codes, mcp, errors, http, statuses)
 
 
 def test_every_catalog_operation_has_success_and_failure_cases() -> None:
@@ -702,8 +749,16 @@ def test_surfaces_agree(case: Case, outcomes: Outcomes) -> None:
     assert python["ok"] is case.ok, python["diagnostics"]
     assert outcomes.cli[case.id] == python, "CLI envelope differs from the Python API's"
     assert outcomes.mcp[case.id] == python, "MCP envelope differs from the Python API's"
+    assert outcomes.http[case.id] == python, "HTTP envelope differs from the Python API's"
     assert outcomes.cli_codes[case.id] == (0 if case.ok else 2), "CLI exit code"
     assert outcomes.mcp_errors[case.id] is False, "an envelope result is never isError"
+    status = outcomes.http_statuses[case.id]
+    assert (200 <= status < 300) is case.ok, f"HTTP status {status}"
+    assert status == status_for(
+        OperationEnvelope.build(  # the rule, on the same codes
+            "x", diagnostics=[msgspec.convert(d, Diagnostic) for d in python["diagnostics"]]
+        )
+    ), "HTTP status is not the status rule's"
 
 
 def test_streamed_execution_carries_events_on_every_surface(outcomes: Outcomes) -> None:
@@ -724,5 +779,5 @@ def test_a_failed_stream_keeps_its_terminal_event_on_every_surface(outcomes: Out
         {"kind": "Failed", "code": diagnostic["code"], "message": diagnostic["message"]}
     ]
     assert {k: v for k, v in streamed.items() if k != "stream_events"} == plain
-    for surface in (outcomes.cli, outcomes.mcp):
+    for surface in (outcomes.cli, outcomes.mcp, outcomes.http):
         assert surface["execute.stream-failure"] == streamed

@@ -12,11 +12,13 @@ import pytest
 
 from templiqx_application import (
     CATALOG,
+    CATALOG_VIEWS,
     OPERATION_NAMES,
     OperationSpec,
     ParameterSpec,
     TempliqxService,
     bind_arguments,
+    catalog_envelope,
     operation_spec,
 )
 
@@ -69,6 +71,52 @@ def test_every_catalog_operation_is_a_typed_method(
         method = getattr(service, spec.name)
         assert callable(method)
         assert method.__doc__
+
+
+def test_catalog_view_names_lists_only_the_names_in_catalog_order(
+    scratch_root: Path, make_service: Factory
+) -> None:
+    service = make_service(scratch_root)
+    names = service.catalog(view="names")
+    assert names.ok
+    assert names.to_builtins() == {
+        "api_version": "templiqx/v1alpha1",
+        "operation": "catalog",
+        "ok": True,
+        "result": EXPECTED,
+        "diagnostics": [],
+        "fingerprints": {},
+    }
+    assert service.invoke("catalog", {"view": "names"}) == names
+    assert catalog_envelope({"view": "names"}) == names
+    assert service.catalog(view="full") == service.catalog() == catalog_envelope()
+    assert CATALOG_VIEWS == ("full", "names")
+
+
+@pytest.mark.parametrize("view", ["Names", "", "all", 7, None])
+def test_catalog_view_outside_its_choices_is_refused(
+    view: object, scratch_root: Path, make_service: Factory
+) -> None:
+    envelope = make_service(scratch_root).invoke("catalog", {"view": view})
+    assert not envelope.ok
+    (diagnostic,) = envelope.diagnostics
+    assert (diagnostic.code, diagnostic.json_pointer) == ("TQX_ARGUMENT_INVALID", "/view")
+    if isinstance(view, str):
+        assert diagnostic.message == (
+            f"argument 'view' must be one of 'full', 'names', not '{view}'"
+        )
+    assert catalog_envelope({"view": view}) == envelope
+
+
+def test_choices_appear_only_where_a_parameter_has_them() -> None:
+    wire = msgspec.to_builtins(list(CATALOG))
+    with_choices = [
+        (operation["name"], parameter["name"], parameter["choices"])
+        for operation in wire
+        for parameter in operation["parameters"]
+        if "choices" in parameter
+    ]
+    assert with_choices == [("catalog", "view", ["full", "names"])]
 
 
 def test_catalog_operation_returns_the_descriptors(

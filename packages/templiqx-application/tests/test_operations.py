@@ -298,12 +298,12 @@ def test_package_lifecycle(
         _invoke(service, "create_package", name="parity", version="0.1.0"),
         "create_package",
         PackageManifest,
-        {"manifest"},
+        {"package"},
     )
     assert created.package == "parity"
     assert created.contracts == []
     assert (root / "parity" / "templiqx.yaml").is_file()
-    token = service.create_package("again", "0.1.0").fingerprints["manifest"]
+    token = service.create_package("again", "0.1.0").fingerprints["package"]
     assert token == fingerprint(service.discover_packages().result[0])
 
     put = _ok(
@@ -351,7 +351,7 @@ def test_package_lifecycle(
         ),
         "update_package",
         PackageManifest,
-        {"manifest"},
+        {"package"},
     )
     assert (updated.version, updated.description) == ("0.2.0", "behavior parity")
     gone = _ok(
@@ -363,7 +363,7 @@ def test_package_lifecycle(
         ),
         "delete_package",
         PackageManifest,
-        {"manifest"},
+        {"package"},
     )
     assert gone == updated
     assert service.delete_package("parity", expected_fingerprint="x").diagnostics[0].code == (
@@ -379,7 +379,7 @@ def test_sign_package_operation(service: TempliqxService, monkeypatch: pytest.Mo
         _invoke(service, "sign_package", package="crm3", key_id="ci", expected_fingerprint=token),
         "sign_package",
         PackageManifest,
-        {"manifest"},
+        {"package"},
     )
     assert [s.key_id for s in signed.signatures] == ["ci"]
 

@@ -41,7 +41,7 @@ def _sign(service: TempliqxService, key_id: str = "ci") -> PackageManifest:
     signed = service.sign_package("demo", key_id=key_id, expected_fingerprint=token)
     assert signed.ok, signed.diagnostics
     assert isinstance(signed.result, PackageManifest)
-    assert signed.fingerprints == {"manifest": fingerprint(signed.result)}
+    assert signed.fingerprints == {"package": fingerprint(signed.result)}
     return signed.result
 
 

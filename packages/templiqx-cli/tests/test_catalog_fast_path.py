@@ -89,3 +89,22 @@ def test_catalog_imports_neither_click_nor_the_service_and_touches_nothing(
     assert done.stderr.strip() == "0 []"
     assert json.loads(done.stdout)["operation"] == "catalog"
     assert not missing_root.exists()
+
+
+def test_catalog_view_names_composes_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    missing_root = tmp_path / "not-created"
+    assert _is_plain_catalog_call(["catalog", "--view", "names"]) is None  # click answers it
+    assert main(["--root", str(missing_root), "catalog", "--view", "names", "--json"]) == 0
+    names = json.loads(capsys.readouterr().out)
+    assert names["result"] == [operation["name"] for operation in load_catalog()["result"]]
+    assert main(["catalog", "--view", "full", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == load_catalog()
+    assert main(["catalog", "--view", "all", "--json"]) == 2
+    refused = json.loads(capsys.readouterr().out)
+    assert [d["code"] for d in refused["diagnostics"]] == ["TQX_ARGUMENT_INVALID"]
+    assert main(["catalog", "--view", "names"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[2].split() == ["catalog", "catalog"]
+    assert not missing_root.exists()

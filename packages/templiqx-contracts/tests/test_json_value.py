@@ -160,3 +160,30 @@ def test_a_document_with_too_many_values_is_refused_before_decoding() -> None:
     assert len(decode_json(many, max_nodes=1001)) == 1000
     text = _json.dumps({"csv": ",".join(["x"] * 5000)})  # punctuation inside a string
     assert json_node_estimate(text, 100) == 2
+
+
+# --- unique keys (the HTTP surface's request bodies) -----------------------------------------
+
+
+@given(_values)
+def test_unique_keys_reads_any_valid_document_alike(value: Any) -> None:
+    text = json.dumps(value, ensure_ascii=True)
+    assert decode_json(text, unique_keys=True) == decode_json(text) == value
+
+
+@pytest.mark.parametrize(
+    "document",
+    ['{"a": 1, "a": 1}', '[0, {"k": {"x": [], "y": 2, "x": 3}}]', '{"\\u0061": 1, "a": 2}'],
+)
+def test_unique_keys_refuses_a_key_named_twice_at_any_depth(document: str) -> None:
+    assert decode_json(document) is not None  # without it, the last one wins
+    with pytest.raises(JSONDecodeError, match="twice"):
+        decode_json(document, unique_keys=True)
+
+
+def test_unique_keys_keeps_the_number_rules_and_the_surrogate_rule() -> None:
+    assert decode_json('{"n": -0}', unique_keys=True) == {"n": -0.0}
+    assert decode_json('{"n": 18446744073709551616}', unique_keys=True) == {"n": 2.0**64}
+    for bad in ('{"n": 1e999}', '{"n": ' + "1" * 5000 + "}", '{"s": "\\ud800"}', '{"n": NaN}'):
+        with pytest.raises(JSONDecodeError):
+            decode_json(bad, unique_keys=True)

@@ -177,3 +177,17 @@ def test_envelope_schema_rejects_unknown_keys_and_bad_events() -> None:
         jsonschema.validate({**data, "stream_events": [{"kind": "Bogus"}]}, ENVELOPE_SCHEMA)
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate({k: v for k, v in data.items() if k != "ok"}, ENVELOPE_SCHEMA)
+
+
+def test_catalog_view_is_an_enum_and_both_views_match_the_output_schema(
+    tmp_path: Any,
+) -> None:
+    from templiqx_application import catalog_envelope
+
+    spec = next(spec for spec in CATALOG if spec.name == "catalog")
+    view = input_schema(spec)["properties"]["view"]
+    assert view["enum"] == ["full", "names"]
+    assert view["default"] == "full"
+    schema = output_schema("catalog")
+    for arguments in ({}, {"view": "names"}, {"view": "full"}):
+        jsonschema.validate(catalog_envelope(arguments).to_builtins(), schema)

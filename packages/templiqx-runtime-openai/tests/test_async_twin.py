@@ -88,6 +88,10 @@ def test_twenty_concurrent_streams_use_no_thread(
         return events
 
     async def main() -> list[list[StreamEvent]]:
+        # The loop's first call makes its connection pool on a worker thread, once (issue #26:
+        # building the client blocks for tenths of a second); the streams then need none.
+        [event async for event in runtime.aexecute_streaming(request)]
+        before.update(_threads_of_ours())
         return await asyncio.gather(*(one(index) for index in range(20)))
 
     results = asyncio.run(main())
@@ -397,3 +401,66 @@ def test_the_calls_own_cancellation_is_undone_but_an_outside_one_propagates(outs
     outcome, cancelling = asyncio.run(main())
     assert outcome == ("cancelled" if outside else "TQX_RUNTIME_TIMEOUT")
     assert cancelling == 0
+
+
+def test_the_first_call_builds_its_client_off_the_loop_once(
+    serve: Serve, runtime_for: RuntimeFor, wire: SimpleNamespace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue #26: importing httpx2 and building the client (an SSL context) block for tenths of
+    a second; they run on a worker thread, once for any number of concurrent first calls."""
+    import templiqx_runtime_openai.async_transport as async_transport
+
+    frames = [wire.chunk("hi", role="assistant"), wire.chunk(finish="stop")]
+    server = serve(lambda _request: Reply.sse(frames))
+    runtime = runtime_for(server)
+    request = wire.request(structured=False, schema={"type": "string"})
+    made_on: list[threading.Thread] = []
+    original = async_transport.new_client
+
+    def recording(context: ssl.SSLContext) -> Any:
+        made_on.append(threading.current_thread())
+        return original(context)
+
+    monkeypatch.setattr(async_transport, "new_client", recording)
+
+    async def collect() -> list[StreamEvent]:
+        return [event async for event in runtime.aexecute_streaming(request)]
+
+    async def main() -> tuple[threading.Thread, list[list[StreamEvent]]]:
+        loop_thread = threading.current_thread()
+        runs = await asyncio.gather(*(collect() for _ in range(5)))
+        return loop_thread, runs
+
+    loop_thread, runs = asyncio.run(main())
+    assert len(made_on) == 1, "one client per loop, made once"
+    assert made_on[0] is not loop_thread, "the client was built on the event loop"
+    assert all(isinstance(run[-1], Complete) for run in runs)
+
+
+def test_warm_up_builds_the_shared_ssl_context_once_for_every_loop(
+    serve: Serve, runtime_for: RuntimeFor, wire: SimpleNamespace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    frames = [wire.chunk("hi", role="assistant"), wire.chunk(finish="stop")]
+    server = serve(lambda _request: Reply.sse(frames))
+    runtime = runtime_for(server)
+    assert isinstance(runtime, OpenAIRuntime)
+    made: list[ssl.SSLContext] = []
+    original = httpx2.create_ssl_context
+
+    def counting(*args: Any, **kwargs: Any) -> ssl.SSLContext:
+        made.append(original(*args, **kwargs))
+        return made[-1]
+
+    monkeypatch.setattr(httpx2, "create_ssl_context", counting)
+    runtime.warm_up()
+    assert len(made) == 1
+    request = wire.request(structured=False, schema={"type": "string"})
+
+    async def once() -> list[StreamEvent]:
+        return [event async for event in runtime.aexecute_streaming(request)]
+
+    for _ in range(2):  # two loops, two pools, one SSL context
+        assert isinstance(asyncio.run(once())[-1], Complete)
+    assert len(made) == 1
+    unset = OpenAIRuntime.from_env({})
+    unset.warm_up()  # no settings: nothing to warm, and no error (check_settings says why)

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     )
     from templiqx_application.catalog import (
         CATALOG,
+        CATALOG_VIEWS,
         MAX_ARGUMENT_BYTES,
         MAX_ARGUMENT_DEPTH,
         MAX_ARGUMENT_NODES,
@@ -36,8 +37,10 @@ if TYPE_CHECKING:
         ParameterSpec,
         ParameterType,
         bind_arguments,
+        catalog_result,
         operation_spec,
     )
+    from templiqx_application.catalog_operation import catalog_envelope
     from templiqx_application.codes import APPLICATION_CODES, BATCH_CODES, PORT_CODES, fix_hint
     from templiqx_application.fake_runtime import (
         FAKE_RUNTIME_DESCRIPTOR,
@@ -70,6 +73,7 @@ __all__ = [
     "BATCH_CODES",
     "CANCEL_GRACE_S",
     "CATALOG",
+    "CATALOG_VIEWS",
     "CHANGE_BYTES_ALLOWANCE",
     "CHANGE_BYTES_PER_ANSWER_BYTE",
     "DEFAULT_STREAM_LIMITS",
@@ -98,6 +102,8 @@ __all__ = [
     "authorized_context_fingerprint",
     "authorized_context_signature",
     "bind_arguments",
+    "catalog_envelope",
+    "catalog_result",
     "create_fake_runtime",
     "fix_hint",
     "operation_spec",
@@ -122,6 +128,7 @@ if not TYPE_CHECKING:  # type checkers see the imports above, and no module __ge
         ),
         "templiqx_application.catalog": (
             "CATALOG",
+            "CATALOG_VIEWS",
             "MAX_ARGUMENT_BYTES",
             "MAX_ARGUMENT_DEPTH",
             "MAX_ARGUMENT_NODES",
@@ -130,8 +137,10 @@ if not TYPE_CHECKING:  # type checkers see the imports above, and no module __ge
             "ParameterSpec",
             "ParameterType",
             "bind_arguments",
+            "catalog_result",
             "operation_spec",
         ),
+        "templiqx_application.catalog_operation": ("catalog_envelope",),
         "templiqx_application.codes": (
             "APPLICATION_CODES",
             "BATCH_CODES",

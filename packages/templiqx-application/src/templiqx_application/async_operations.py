@@ -14,6 +14,8 @@ awaitable call starts, so commands that never use them do not pay for them at st
 
 from __future__ import annotations
 
+import importlib
+import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -40,6 +42,10 @@ if TYPE_CHECKING:
     from templiqx_application.workers import WorkerPool
 
 __all__ = ["AsyncOperations"]
+
+_STREAM_RUNS = "templiqx_application.stream_runs"
+"""Imported by the first async execution (tens of milliseconds: the partial view, the
+incremental reader), on a worker thread so the event loop is not held meanwhile."""
 
 
 class AsyncOperations:
@@ -214,11 +220,13 @@ class AsyncOperations:
             # A cancelled task sets the pool's token for the work: the call stops as its fuel
             # is drawn instead of running to the end on a thread nobody waits for.
             return await self._pool.run(lambda: self.invoke_bound(name, bound, cancel=cancel))
-        from templiqx_application import stream_runs
+        stream_runs = sys.modules.get(_STREAM_RUNS)
+        if stream_runs is None:  # the first execution imports it on a worker, not on the loop
+            stream_runs = await self._pool.run(lambda: importlib.import_module(_STREAM_RUNS))
 
         arguments = dict(bound)
         try:
-            return await stream_runs.aexecute(
+            envelope: OperationEnvelope = await stream_runs.aexecute(
                 lambda: self._prepare(arguments, cancel, stream=arguments.get("stream") is True),
                 self._pool,
                 self._limits,
@@ -228,6 +236,7 @@ class AsyncOperations:
             )
         except Exception as exc:  # the service never raises (cancellation still propagates)
             return internal_failure(name, exc)
+        return envelope
 
     async def acompile_contract(
         self,

@@ -15,7 +15,8 @@ type            Python value                  JSON Schema
 
 A parameter that is not ``required`` takes ``default`` when absent. An optional parameter whose
 default is ``None`` also accepts an explicit ``null`` (JSON Schema: ``["string", "null"]``);
-no other parameter accepts ``null`` except ``json`` ones, for which ``null`` is a value.
+no other parameter accepts ``null`` except ``json`` ones, for which ``null`` is a value. A
+``string`` parameter may list its ``choices`` (JSON Schema: ``enum``); any other value is refused.
 
 :func:`bind_arguments` checks a mapping of arguments against a spec strictly: unknown names,
 missing required ones and values of the wrong type each yield one diagnostic whose pointer
@@ -35,6 +36,7 @@ from collections.abc import Mapping
 from typing import Any, Final, Literal, TypeAlias
 
 import msgspec
+from msgspec import UNSET, UnsetType
 
 from templiqx_application.diagnostics import error
 from templiqx_contracts import Diagnostic, quote_input
@@ -42,6 +44,7 @@ from templiqx_core.limits import MAX_DOCUMENT_BYTES
 
 __all__ = [
     "CATALOG",
+    "CATALOG_VIEWS",
     "MAX_ARGUMENT_BYTES",
     "MAX_ARGUMENT_DEPTH",
     "MAX_ARGUMENT_NODES",
@@ -50,6 +53,7 @@ __all__ = [
     "ParameterSpec",
     "ParameterType",
     "bind_arguments",
+    "catalog_result",
     "operation_spec",
 ]
 
@@ -69,13 +73,18 @@ Surfaces that decode JSON text refuse a larger document before decoding it
 
 
 class ParameterSpec(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, frozen=True):
-    """One parameter of an operation."""
+    """One parameter of an operation.
+
+    ``choices`` (a ``string`` parameter only) lists the values it accepts; it is left out of
+    the catalog's JSON for parameters that take any string.
+    """
 
     name: str
     type: ParameterType
     required: bool
     default: Any = None
     description: str
+    choices: list[str] | UnsetType = UNSET
 
 
 class OperationSpec(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, frozen=True):
@@ -166,10 +175,25 @@ _EVAL_CAPABILITIES = _opt(
     "Capabilities the target offers, e.g. structured_output (default: the fake runtime's).",
 )
 _MANIFEST_TOKEN = (
-    "fingerprints.manifest of the package's last write or of export_package_identity "
-    "(not fingerprints.package_identity)"
+    "fingerprints.package of the package's last write (create, update, sign), or "
+    "fingerprints.manifest of export_package_identity (not fingerprints.package_identity)"
 )
 _CONTRACT_TOKEN = "fingerprints.contract of inspect_contract or of the contract's last write"
+
+CATALOG_VIEWS: tuple[str, ...] = ("full", "names")
+"""What the ``catalog`` operation answers: every operation described (``full``, the default of
+the Python API, the CLI and MCP), or only the names in catalog order (``names``, the default of
+the HTTP route, as the reference answers)."""
+
+_VIEW = ParameterSpec(
+    name="view",
+    type="string",
+    required=False,
+    default="full",
+    choices=list(CATALOG_VIEWS),
+    description="full: every operation with its title, summary, parameters and behaviour; "
+    "names: only the operation names, in catalog order.",
+)
 
 
 def _op(
@@ -214,7 +238,9 @@ CATALOG: tuple[OperationSpec, ...] = (
     _read(
         "catalog",
         "List operations",
-        "List the operations this service offers, with their parameters.",
+        "List the operations this service offers, with their parameters (view=names: only "
+        "their names).",
+        _VIEW,
     ),
     _read(
         "discover_packages",
@@ -432,6 +458,13 @@ def operation_spec(name: str) -> OperationSpec | None:
     return _BY_NAME.get(name)
 
 
+def catalog_result(view: str) -> list[OperationSpec] | list[str]:
+    """The ``catalog`` operation's result for ``view`` (one of :data:`CATALOG_VIEWS`)."""
+    if view == "names":
+        return list(OPERATION_NAMES)
+    return list(CATALOG)
+
+
 _I64_MIN = -(1 << 63)
 _U64_MAX = (1 << 64) - 1
 
@@ -574,6 +607,12 @@ def _check_value(parameter: ParameterSpec, value: Any) -> tuple[Any, str | None]
     if kind == "string":
         if isinstance(value, str):
             _Size().text(value)
+            choices = parameter.choices
+            if isinstance(choices, list) and value not in choices:
+                listed = ", ".join(f"'{choice}'" for choice in choices)
+                return None, (
+                    f"argument '{parameter.name}' must be one of {listed}, not {quote_input(value)}"
+                )
             return value, None
     elif kind == "boolean":
         if isinstance(value, bool):

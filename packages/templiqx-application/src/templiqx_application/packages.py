@@ -77,7 +77,8 @@ def discover_packages(ctx: ServiceContext) -> OperationEnvelope:
 
 
 def create_package(ctx: ServiceContext, name: str, version: str) -> OperationEnvelope:
-    """Bootstrap an empty package; fingerprint ``manifest`` (the CAS token of later writes)."""
+    """Bootstrap an empty package; fingerprint ``package`` (the manifest's CAS token, which the
+    next write of the package expects)."""
     operation = "create_package"
     problem = version_problem(version)
     if problem is not None:
@@ -86,7 +87,7 @@ def create_package(ctx: ServiceContext, name: str, version: str) -> OperationEnv
         manifest = ctx.store.create_package(name, version)
     except PortError as exc:
         return port_failure(operation, exc)
-    return envelope(operation, result=manifest, fingerprints={"manifest": fingerprint(manifest)})
+    return envelope(operation, result=manifest, fingerprints={"package": fingerprint(manifest)})
 
 
 def update_package(
@@ -118,20 +119,21 @@ def update_package(
         )
     except PortError as exc:
         return port_failure(operation, exc)
-    return envelope(operation, result=manifest, fingerprints={"manifest": fingerprint(manifest)})
+    return envelope(operation, result=manifest, fingerprints={"package": fingerprint(manifest)})
 
 
 def delete_package(
     ctx: ServiceContext, package: str, expected_fingerprint: str
 ) -> OperationEnvelope:
-    """Remove a package; the result is its manifest as it was."""
+    """Remove a package; the result is its manifest as it was, fingerprint ``package`` its
+    manifest's last CAS token."""
     operation = "delete_package"
     try:
         manifest = ctx.store.manifest(package)
         removed = ctx.store.delete_package(package, expected_fingerprint)
     except PortError as exc:
         return port_failure(operation, exc)
-    return envelope(operation, result=manifest, fingerprints={"manifest": removed})
+    return envelope(operation, result=manifest, fingerprints={"package": removed})
 
 
 _CONSISTENT_READ_ATTEMPTS = 8
@@ -175,7 +177,7 @@ def export_package_identity(ctx: ServiceContext, package: str) -> OperationEnvel
 def sign_package(
     ctx: ServiceContext, package: str, key_id: str, expected_fingerprint: str
 ) -> OperationEnvelope:
-    """Attach a ``sha256-keyed`` signature over the identity; fingerprint ``manifest``."""
+    """Attach a ``sha256-keyed`` signature over the identity; fingerprint ``package``."""
     operation = "sign_package"
     key = signing_key()
     if key is None:
@@ -204,7 +206,7 @@ def sign_package(
         )
     except PortError as exc:
         return port_failure(operation, exc)
-    return envelope(operation, result=manifest, fingerprints={"manifest": fingerprint(manifest)})
+    return envelope(operation, result=manifest, fingerprints={"package": fingerprint(manifest)})
 
 
 def verify_package_trust(ctx: ServiceContext, package: str, strict: bool) -> OperationEnvelope:

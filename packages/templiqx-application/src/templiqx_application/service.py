@@ -56,7 +56,12 @@ from templiqx_application.call_arguments import cancelled_envelope, compile_like
 from templiqx_application.call_arguments import given as _given
 from templiqx_application.call_arguments import internal_failure as _internal
 from templiqx_application.call_arguments import render_request as _request
-from templiqx_application.catalog import CATALOG, OperationSpec, bind_arguments, operation_spec
+from templiqx_application.catalog import (
+    OperationSpec,
+    bind_arguments,
+    catalog_result,
+    operation_spec,
+)
 from templiqx_application.context import ServiceContext, envelope
 from templiqx_application.diagnostics import error
 from templiqx_application.fake_runtime import DeterministicFakeRuntime
@@ -142,7 +147,7 @@ class TempliqxService(AsyncOperations, BatchOperations):
             return run
 
         self._implementations: dict[str, _Implementation] = {
-            "catalog": lambda: envelope("catalog", result=list(CATALOG)),
+            "catalog": lambda view: envelope("catalog", result=catalog_result(view)),
             "discover_packages": on_ctx(packages.discover_packages),
             "create_package": on_ctx(packages.create_package),
             "update_package": on_ctx(packages.update_package),
@@ -344,9 +349,10 @@ class TempliqxService(AsyncOperations, BatchOperations):
 
     # --- typed methods, one per operation ---------------------------------------------------
 
-    def catalog(self) -> OperationEnvelope:
-        """The operations this service offers (name, summary, parameters)."""
-        return self._call("catalog", {})
+    def catalog(self, *, view: str | None = None) -> OperationEnvelope:
+        """The operations this service offers: described in full (name, summary, parameters,
+        behaviour), or with ``view="names"`` only their names, in catalog order."""
+        return self._call("catalog", _given(view=view))
 
     def discover_packages(self) -> OperationEnvelope:
         """Every package under the root, sorted by (package, version)."""

@@ -67,7 +67,7 @@ def _print(
 def run_call(options: Globals, call: OperationCall) -> int:
     """Compose the service, read the command's files, run the operation, print the envelope."""
     if call.operation == "catalog":
-        return print_catalog(as_json=options.as_json)
+        return _print_catalog(options, call)
     service = compose_service(options.root, options.runtime)
     arguments = call.build_arguments()
     if arguments.get("stream") is True:  # only an operation with a `stream` flag binds one
@@ -77,6 +77,17 @@ def run_call(options: Globals, call: OperationCall) -> int:
         code = _print(envelope, options, call, arguments)
         return EXIT_INTERRUPTED if interrupted else code
     return _print(service.invoke(call.operation, arguments), options, call, arguments)
+
+
+def _print_catalog(options: Globals, call: OperationCall) -> int:
+    """The catalog, without composing a service: the shipped snapshot when no option is given,
+    else the application's own answer for the options (``--view names``)."""
+    arguments = call.build_arguments()
+    if not arguments:
+        return print_catalog(as_json=options.as_json)
+    from templiqx_application import catalog_envelope
+
+    return _print(catalog_envelope(arguments), options, call, arguments)
 
 
 def build_group() -> TempliqxGroup:

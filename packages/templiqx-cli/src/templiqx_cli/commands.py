@@ -201,6 +201,8 @@ def _option(parameter: ParameterSpec, layout: Layout) -> tuple[click.Parameter, 
         return option, bind_json
     cli_default = layout.cli_defaults.get(name)
     required = parameter.required and cli_default is None
+    if isinstance(parameter.choices, list):  # the service judges the value; help lists them
+        help_text += f" One of: {', '.join(parameter.choices)} (default: {parameter.default})."
     option = click.Option(
         [_flag(name), dest],
         metavar="DIR" if name == "workspace" else _metavar(name),

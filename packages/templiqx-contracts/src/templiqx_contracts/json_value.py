@@ -25,6 +25,8 @@ from typing import Any, Final
 
 import msgspec
 
+from templiqx_contracts.quoting import quote_input
+
 __all__ = ["JSONDecodeError", "decode_json", "json_node_estimate"]
 
 _decode = msgspec.json.decode
@@ -138,14 +140,20 @@ def json_node_estimate(data: bytes | str, limit: int) -> int:
 
 
 def decode_json(
-    data: bytes | str, *, max_nodes: int | None = None, limit_name: str = "MAX_ARGUMENT_NODES"
+    data: bytes | str,
+    *,
+    max_nodes: int | None = None,
+    limit_name: str = "MAX_ARGUMENT_NODES",
+    unique_keys: bool = False,
 ) -> Any:
     """Decode one JSON document with the reference's number rules.
 
     Every failure is :class:`JSONDecodeError`, including a document nested too deeply for the
     decoders' recursion (``RecursionError`` never escapes). With ``max_nodes``, a document
     holding more values and keys than that (:func:`json_node_estimate`) is refused before it
-    is decoded, with a message naming the count and the limit (``limit_name``).
+    is decoded, with a message naming the count and the limit (``limit_name``). With
+    ``unique_keys``, an object that names a key twice is refused (otherwise the last one wins,
+    as in msgspec and ``json``); such documents are read by the exact, slower reader.
     """
     if max_nodes is not None:
         count = json_node_estimate(data, max_nodes)
@@ -155,11 +163,25 @@ def decode_json(
                 f"a document may hold ({limit_name}); send fewer, larger values"
             )
     try:
+        if unique_keys:
+            raw = data.encode("utf-8") if isinstance(data, str) else data
+            return _decode_exact(raw, _unique_object)
         return _decode_document(data)
     except RecursionError:
         raise JSONDecodeError(
             "JSON is nested too deeply to decode (more than the interpreter's recursion limit)"
         ) from None
+
+
+def _unique_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    found = dict(pairs)
+    if len(found) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise JSONDecodeError(f"an object names the key {quote_input(key)} twice")
+            seen.add(key)
+    return found
 
 
 def _decode_document(data: bytes | str) -> Any:
@@ -169,6 +191,12 @@ def _decode_document(data: bytes | str) -> Any:
             return _decode(raw)
         except msgspec.DecodeError as exc:
             raise JSONDecodeError(str(exc)) from exc
+    return _decode_exact(raw, None)
+
+
+def _decode_exact(raw: bytes, pairs: Any) -> Any:
+    """The document read by :func:`json.loads` with the number rules (and ``pairs`` as its
+    ``object_pairs_hook``), held to msgspec's rules where the readers differ."""
     try:
         text = raw.decode("utf-8")
         value = json.loads(
@@ -176,6 +204,7 @@ def _decode_document(data: bytes | str) -> Any:
             parse_int=_parse_int,
             parse_float=_parse_float,
             parse_constant=_refuse_constant,
+            object_pairs_hook=pairs,
         )
     except UnicodeDecodeError as exc:
         raise JSONDecodeError(f"JSON is not valid UTF-8: {exc}") from exc

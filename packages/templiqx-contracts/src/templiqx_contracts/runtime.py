@@ -132,7 +132,9 @@ class ToolCallDelta(_EventBase, kw_only=True, tag=True):
 
 
 class Complete(_EventBase, kw_only=True, tag=True):
-    """The terminal success event; the receipt's fields are flattened beside ``kind``."""
+    """The runtime's terminal event: the model answered, and this is the receipt (its fields
+    flattened beside ``kind``). Not the verdict on the call: the application checks the output
+    afterwards, and the envelope's ``ok`` says whether it passed."""
 
     adapter: AdapterDescriptor
     request_fingerprint: str

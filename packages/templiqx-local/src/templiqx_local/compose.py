@@ -58,6 +58,7 @@ def compose(
     clock: Clock | None = None,
     create_root: bool = False,
     lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
+    worker_threads: int | None = None,
 ) -> TempliqxService:
     """A service over the packages under ``root``.
 
@@ -67,8 +68,10 @@ def compose(
     created by the first write to it, never before; ``runtime`` defaults to the deterministic
     fake. ``workspace_override_roots`` lists the folders a per-call ``workspace`` argument may
     lie in (default: only the workspace itself). ``lock_timeout`` is how long a write waits
-    for another writer of the same package before it ends in ``TQX_BUSY``. A
-    ``TEMPLIQX_RENDER_FUEL`` outside 1 to ``MAX_RENDER_FUEL`` raises ``ValueError`` naming it.
+    for another writer of the same package before it ends in ``TQX_BUSY``. ``worker_threads``
+    bounds the threads the service's async API runs blocking work on (default: the service's,
+    ``DEFAULT_WORKER_THREADS``). A ``TEMPLIQX_RENDER_FUEL`` outside 1 to ``MAX_RENDER_FUEL``
+    raises ``ValueError`` naming it.
     """
     from templiqx_application import DeterministicFakeRuntime, TempliqxService
     from templiqx_local.store import FilesystemPackageStore
@@ -81,11 +84,14 @@ def compose(
     artifacts = FilesystemArtifactWorkspace(
         workspace_root, override_roots=workspace_override_roots, lock_timeout=lock_timeout
     )
+    from templiqx_application import DEFAULT_WORKER_THREADS
+
     return TempliqxService(
         store,
         artifacts,
         runtime if runtime is not None else DeterministicFakeRuntime(),
         clock=clock,
+        worker_threads=DEFAULT_WORKER_THREADS if worker_threads is None else worker_threads,
     )
 
 

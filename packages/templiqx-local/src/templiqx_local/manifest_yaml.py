@@ -24,16 +24,19 @@ could not read again.
 
 from __future__ import annotations
 
+import contextlib
 import re
 from typing import Any
 
 import msgspec
 
 from templiqx_contracts import (
+    LRU,
     Diagnostic,
     PackageLock,
     PackageManifest,
     canonical_json,
+    digest_key,
     format_float,
 )
 from templiqx_core.parse import parse_lock, parse_manifest
@@ -189,11 +192,30 @@ def _describe(diagnostics: list[Diagnostic]) -> str:
     return "; ".join(messages) or "unreadable"
 
 
+_PARSED_MANIFESTS: LRU[bytes, bytes] = LRU(256, max_weight=16 * 1024 * 1024, weigh=len)
+"""Manifests parsed before, by the digest of their bytes: msgpack of the parsed value.
+
+Every operation on a package reads its manifest, and parsing the YAML was the largest part of
+a cached compile (about a third): the bytes are still read every time (so an edit is seen at
+once), the parse is kept. A hit is decoded into a fresh value, so no caller shares it.
+"""
+
+_packed = msgspec.msgpack.Encoder()
+_unpack = msgspec.msgpack.Decoder(PackageManifest)
+
+
 def load_manifest(data: bytes, path: str) -> PackageManifest:
     """Parse manifest bytes read from ``path``; ``TQX_DATA_INVALID`` naming ``path`` on failure."""
+    key = digest_key(path.encode("utf-8", "surrogatepass") + b"\0" + data)
+    kept = _PARSED_MANIFESTS.get(key)
+    if kept is not None:
+        return _unpack.decode(kept)
     manifest, diagnostics = parse_manifest(data, path)
     if manifest is None:
         raise InvalidDataError(f"{path}: {_describe(diagnostics)}")
+    # a value msgpack cannot hold (an integer beyond 64 bits) is parsed every time
+    with contextlib.suppress(TypeError, ValueError, OverflowError, msgspec.EncodeError):
+        _PARSED_MANIFESTS.put(key, _packed.encode(manifest))
     return manifest
 
 

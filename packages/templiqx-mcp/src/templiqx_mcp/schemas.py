@@ -27,24 +27,8 @@ from typing import Any, Final
 import msgspec
 
 from templiqx_application.catalog import OperationSpec, ParameterSpec
-from templiqx_contracts import (
-    ArtifactContent,
-    CompiledInteraction,
-    CompiledMessage,
-    Contract,
-    ContractDiff,
-    ContractSummary,
-    EvalCase,
-    ExecutionReceipt,
-    Explanation,
-    OperationEnvelope,
-    PackageIdentity,
-    PackageManifest,
-    PackageTrustReport,
-    TestCaseResult,
-    TestReport,
-    WorkspaceArtifact,
-)
+from templiqx_application.results import RESULT_TYPES, STREAMING
+from templiqx_contracts import OperationEnvelope
 
 __all__ = [
     "ENVELOPE_SCHEMA",
@@ -56,36 +40,6 @@ __all__ = [
 
 _DRAFT = "https://json-schema.org/draft/2020-12/schema"
 
-RESULT_TYPES: Final[dict[str, Any]] = {
-    "catalog": list[OperationSpec],
-    "discover_packages": list[PackageManifest],
-    "create_package": PackageManifest,
-    "update_package": PackageManifest,
-    "delete_package": PackageManifest,
-    "export_package_identity": PackageIdentity,
-    "sign_package": PackageManifest,
-    "verify_package_trust": PackageTrustReport,
-    "inspect_contract": Contract,
-    "put_contract": ContractSummary,
-    "delete_contract": ContractSummary,
-    "validate_contract": ContractSummary,
-    "validate_package": list[ContractSummary],
-    "compile_contract": CompiledInteraction,
-    "render_contract": list[CompiledMessage],
-    "execute_contract": ExecutionReceipt,
-    "list_workspace_artifacts": list[WorkspaceArtifact],
-    "read_artifact": ArtifactContent,
-    "delete_workspace_artifact": WorkspaceArtifact,
-    "test_package": TestReport,
-    "list_evals": list[EvalCase],
-    "run_eval": TestCaseResult,
-    "diff_contract": ContractDiff,
-    "explain_contract": Explanation,
-}
-"""The type of each operation's ``result`` (what its envelope carries when there is one)."""
-
-STREAMING: Final = frozenset({"execute_contract"})
-"""The operations whose envelopes may carry ``stream_events``."""
 
 _ANY_JSON: Final = [
     {"type": "object"},
@@ -102,6 +56,8 @@ def parameter_schema(parameter: ParameterSpec) -> dict[str, Any]:
     schema: dict[str, Any]
     if parameter.type == "string":
         schema = {"type": "string"}
+        if isinstance(parameter.choices, list):
+            schema["enum"] = list(parameter.choices)
     elif parameter.type == "boolean":
         schema = {"type": "boolean"}
     elif parameter.type == "string_list":

@@ -141,6 +141,25 @@ class LangfuseRuntime(RuntimeAdapter, AsyncRuntimeAdapter):
         assert self._endpoints is not None
         return client, self._endpoints[1]
 
+    def check_settings(self) -> None:
+        """Read the model and Langfuse settings now (a server's start-up and readiness checks).
+
+        Raises :class:`~templiqx_ports.RuntimeFailureError` (``TQX_RUNTIME_PERMANENT``) naming
+        every missing or invalid setting; never calls a model or Langfuse.
+        """
+        self._ready()
+
+    def warm_up(self) -> None:
+        """Do the blocking part of the first async call now (the async HTTP stack of the model
+        call and of the trace), for a server's start-up; nothing when the settings cannot be
+        read."""
+        try:
+            client, _ = self._ready()
+        except RuntimeFailureError:
+            return
+        client.warm_up()
+        self._async_tracer().warm()
+
     @property
     def model_settings(self) -> OpenAISettings:
         """The model endpoint settings (read now if not yet read)."""

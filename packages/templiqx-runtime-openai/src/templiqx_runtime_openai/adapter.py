@@ -156,6 +156,24 @@ class OpenAIRuntime(RuntimeAdapter, AsyncRuntimeAdapter):
         """The underlying chat-completions client (made now if not yet made)."""
         return self._lazy.get()
 
+    def check_settings(self) -> None:
+        """Read the settings now (a server's start-up and readiness checks call this).
+
+        Raises :class:`~templiqx_ports.RuntimeFailureError` (``TQX_RUNTIME_PERMANENT``) naming
+        every missing or invalid setting, as the first model call would; never calls a model.
+        """
+        self._lazy.get()
+
+    def warm_up(self) -> None:
+        """Do the blocking part of the first async call now (importing the async HTTP stack,
+        building its SSL context), for a server's start-up; nothing when the settings cannot be
+        read (:meth:`check_settings` says why)."""
+        try:
+            client = self._lazy.get()
+        except RuntimeFailureError:
+            return
+        client.warm_up()
+
     def close(self) -> None:
         """Close pooled connections (the runtime stays usable).
 

@@ -38,6 +38,8 @@ the loop's default executor (asyncio's bounded, shared pool); an IP address need
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import importlib
 import logging
 import ssl
 import threading
@@ -52,7 +54,7 @@ from templiqx_runtime_openai.failures import Detail, FailureSource
 from templiqx_runtime_openai.server_errors import Redactor
 from templiqx_runtime_openai.transport import DRAIN_BYTES, DRAIN_S, AbortReason
 
-__all__ = ["POLL_S", "AsyncCall", "AsyncTransport", "transport_failure"]
+__all__ = ["POLL_S", "AsyncCall", "AsyncTransport", "new_client", "transport_failure"]
 
 T = TypeVar("T")
 
@@ -333,6 +335,22 @@ async def _keep(client: httpx2.AsyncClient) -> AsyncGenerator[None]:
         await client.aclose()
 
 
+def new_client(ssl_context: ssl.SSLContext) -> httpx2.AsyncClient:
+    """A client as every loop's pool uses: no client timeout (the call's own deadline covers
+    every phase), no redirects, proxy variables honoured, the transport's shared SSL context.
+    Blocking (imports): call it off the event loop."""
+    client = httpx2.AsyncClient(
+        timeout=None,
+        follow_redirects=False,
+        trust_env=True,
+        verify=ssl_context,
+        limits=httpx2.Limits(max_connections=None, max_keepalive_connections=KEEP_ALIVE),
+    )
+    with contextlib.suppress(ImportError):  # what the first request would import on the loop
+        importlib.import_module("anyio._backends._asyncio")
+    return client
+
+
 class AsyncTransport:
     """Sends JSON POSTs from event loops; one httpx2 client (and pool) per loop; thread-safe."""
 
@@ -343,33 +361,59 @@ class AsyncTransport:
         self._pools: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Pool] = (
             weakref.WeakKeyDictionary()
         )
+        self._making: weakref.WeakKeyDictionary[
+            asyncio.AbstractEventLoop, asyncio.Future[_Pool]
+        ] = weakref.WeakKeyDictionary()
+        self._ssl_context: ssl.SSLContext | None = None
         self._lock = threading.Lock()
 
     def __repr__(self) -> str:
         return f"AsyncTransport({self.source.adapter_id!r})"
 
     async def _client(self) -> httpx2.AsyncClient:
+        """The running loop's client, made on the loop's first call.
+
+        Making the first one builds the shared SSL context (the CA bundle is read and parsed:
+        tenths of a second, even for ``http://``), and its first request imports the async I/O
+        backend: both happen on a worker thread (:func:`new_client`), never on the loop, so a
+        server's first model call does not stall every other request it is serving (a server
+        may also do it at start-up: :meth:`warm`).
+        """
         loop = asyncio.get_running_loop()
         with self._lock:
             pool = self._pools.get(loop)
-            fresh = pool is None
-            if pool is None:
-                for stale in [other for other in self._pools if other.is_closed()]:
-                    del self._pools[stale]
-                client = httpx2.AsyncClient(
-                    timeout=None,  # the call's own deadline covers every phase
-                    follow_redirects=False,
-                    trust_env=True,
-                    limits=httpx2.Limits(
-                        max_connections=None, max_keepalive_connections=KEEP_ALIVE
-                    ),
-                )
-                pool = self._pools[loop] = _Pool(client, _keep(client))
-        if fresh:
-            # First iteration registers the keeper with the loop, which closes it (and so the
-            # client's idle connections) when it shuts down its async generators.
-            await anext(pool.keeper)
+        if pool is not None:
+            return pool.client
+        making = self._making.get(loop)
+        if making is None:  # the first call on this loop makes it; the others wait for it
+            making = self._making[loop] = asyncio.ensure_future(self._make_pool(loop))
+            making.add_done_callback(lambda _: self._making.pop(loop, None))
+        pool = await asyncio.shield(making)
         return pool.client
+
+    def ssl_context(self) -> ssl.SSLContext:
+        """The SSL context every loop's client shares, made once (the CA bundle is read and
+        parsed: tenths of a second; blocking)."""
+        with self._lock:
+            if self._ssl_context is None:
+                self._ssl_context = httpx2.create_ssl_context(trust_env=True)
+            return self._ssl_context
+
+    def warm(self) -> None:
+        """Do now, on this thread, the blocking work of the first call on any loop: the SSL
+        context and the async I/O backend's import (for a server's start-up)."""
+        new_client(self.ssl_context())
+
+    async def _make_pool(self, loop: asyncio.AbstractEventLoop) -> _Pool:
+        client = await asyncio.to_thread(lambda: new_client(self.ssl_context()))
+        with self._lock:
+            for stale in [other for other in self._pools if other.is_closed()]:
+                del self._pools[stale]
+            pool = self._pools[loop] = _Pool(client, _keep(client))
+        # First iteration registers the keeper with the loop, which closes it (and so the
+        # client's idle connections) when it shuts down its async generators.
+        await anext(pool.keeper)
+        return pool
 
     async def post(
         self,

@@ -24,6 +24,7 @@ from __future__ import annotations
 import dataclasses
 import threading
 import time
+import weakref
 from collections.abc import AsyncGenerator, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
@@ -55,6 +56,8 @@ from templiqx_runtime_openai.wire import (
 )
 
 if TYPE_CHECKING:
+    import asyncio
+
     from templiqx_runtime_openai.async_transport import AsyncCall, AsyncTransport
 
 __all__ = ["ChatClient", "ChatResult", "ChatStream"]
@@ -156,6 +159,9 @@ class ChatClient:
         self.source = source
         self._transport = Transport(source)
         self._async_transport: AsyncTransport | None = None
+        self._making: weakref.WeakKeyDictionary[
+            asyncio.AbstractEventLoop, asyncio.Future[AsyncTransport]
+        ] = weakref.WeakKeyDictionary()
         self._lock = threading.Lock()
         self._authorization = f"Bearer {settings.api_key}"
 
@@ -169,7 +175,11 @@ class ChatClient:
 
     @property
     def async_transport(self) -> AsyncTransport:
-        """The async HTTP transport (one pool per event loop), made on first use."""
+        """The async HTTP transport (one pool per event loop), made on first use.
+
+        Making it imports httpx2 (blocking for tenths of a second on a cold process): the
+        async twins get it through :meth:`aasync_transport`, which does that off the loop.
+        """
         transport = self._async_transport
         if transport is None:
             from templiqx_runtime_openai.async_transport import AsyncTransport
@@ -179,6 +189,28 @@ class ChatClient:
                     self._async_transport = AsyncTransport(self.source)
                 transport = self._async_transport
         return transport
+
+    def warm_up(self) -> None:
+        """Make the async transport and its SSL context now (blocking: a server's start-up),
+        so the first async call does no such work at all."""
+        self.async_transport.warm()
+
+    async def aasync_transport(self) -> AsyncTransport:
+        """:attr:`async_transport`, made on a worker thread the first time (the event loop
+        never waits for httpx2 to be imported); calls that arrive meanwhile wait for that one."""
+        transport = self._async_transport
+        if transport is not None:
+            return transport
+        import asyncio
+
+        loop = asyncio.get_running_loop()
+        making = self._making.get(loop)
+        if making is None:
+            making = self._making[loop] = asyncio.ensure_future(
+                asyncio.to_thread(lambda: self.async_transport)
+            )
+            making.add_done_callback(lambda _: self._making.pop(loop, None))
+        return await asyncio.shield(making)
 
     def close(self) -> None:
         """Close pooled connections (those of event loops: on their loops)."""
@@ -232,7 +264,8 @@ class ChatClient:
 
     async def _apost(self, body: bytes, cancel: CancelToken | None, accept: str) -> AsyncCall:
         settings = self.settings
-        call = await self.async_transport.post(
+        transport = await self.aasync_transport()
+        call = await transport.post(
             settings.completions_url,
             body,
             authorization=self._authorization,

@@ -24,14 +24,11 @@ class CatalogRenderer(Renderer):
         return count(len(view.result or []), "operation")
 
     def body(self, view: View) -> list[str]:
-        rows = [
-            [
-                str(spec.get("name", "")),
-                command_of(str(spec.get("name", ""))),
-                spec.get("summary", ""),
-            ]
-            for spec in view.result or []
-        ]
+        rows = []
+        for spec in view.result or []:  # objects, or only names with --view names
+            name = str(spec.get("name", "")) if isinstance(spec, dict) else str(spec)
+            summary = str(spec.get("summary", "")) if isinstance(spec, dict) else ""
+            rows.append([name, command_of(name), summary])
         lines = table(["operation", "command", "summary"], rows, view.style)
         return [*lines, "", view.style.dim("templiqx help COMMAND shows a command's arguments.")]
 
