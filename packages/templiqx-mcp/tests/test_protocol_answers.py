@@ -200,3 +200,24 @@ def test_resource_templates_through_the_official_client(
     assert found["missing"]["diagnostics"][0]["code"] == "TQX_NOT_FOUND"
     assert found["unknown"].code == -32002
     assert "templiqx://packages/{package}" in found["unknown"].data["templates"]
+
+
+def test_argument_and_workspace_problems_say_what_is_wrong(shared: Any) -> None:
+    """``capabilities: [1, 2]`` names the item; a workspace outside the allowed roots gets
+    help about the workspace, not about path syntax."""
+    listed = shared.call(
+        "call_tool",
+        "compile_contract",
+        {"package": "welcome", "contract": "onboarding-summary", "capabilities": [1, 2]},
+    )
+    assert listed.is_error is True
+    text = listed.content[0].text
+    assert "argument 'capabilities' must be a list of strings, but item 0 is a number" in text
+    outside = shared.call(
+        "call_tool", "list_workspace_artifacts", {"package": "welcome", "workspace": "/tmp"}
+    ).structured_content
+    (problem,) = outside["diagnostics"]
+    assert problem["code"] == "TQX_PATH_INVALID"
+    assert "outside the allowed workspace roots" in problem["message"]
+    assert problem["help"].startswith("Leave `workspace` out to use the configured workspace")
+    assert "separators" not in problem["help"]

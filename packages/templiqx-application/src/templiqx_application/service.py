@@ -55,7 +55,14 @@ from templiqx_contracts import (
     RenderRequest,
     quote_input,
 )
-from templiqx_ports import ArtifactWorkspace, CancelToken, PackageStore, RuntimeAdapter, StreamSink
+from templiqx_ports import (
+    ArtifactWorkspace,
+    CancelToken,
+    PackageStore,
+    RuntimeAdapter,
+    RuntimeReach,
+    StreamSink,
+)
 
 __all__ = ["TempliqxService"]
 
@@ -138,6 +145,12 @@ class TempliqxService(AsyncOperations):
     def runtime_descriptor(self) -> AdapterDescriptor:
         """The identity of the runtime ``execute_contract`` uses (evals always use the fake)."""
         return self._ctx.runtime.descriptor()
+
+    @property
+    def runtime_reach(self) -> RuntimeReach:
+        """What ``execute_contract``'s runtime does beyond this process: live (it calls a model
+        service) and paid, or offline. Evals always run offline, on the fake."""
+        return self._ctx.runtime.reach()
 
     def close(self) -> None:
         """Release the worker threads (running calls finish first); the service stays usable."""

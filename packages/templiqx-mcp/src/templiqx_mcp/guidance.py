@@ -44,6 +44,14 @@ def _discovered(service: TempliqxService) -> str:
     return "Discovered packages: " + ", ".join(names)
 
 
+def _reach(service: TempliqxService) -> str:
+    reach = service.runtime_reach
+    if not reach.live:
+        return "offline (nothing leaves this machine)"
+    cost = " and may cost money" if reach.paid else ""
+    return f"a live model: each execution reaches outside this machine{cost}"
+
+
 def instructions(service: TempliqxService, setting: ServerSetting) -> str:
     """The ``instructions`` text of ``initialize``: how to use the tools, and where they work."""
     lines = [
@@ -68,8 +76,8 @@ def instructions(service: TempliqxService, setting: ServerSetting) -> str:
         f"Packages root: {setting.packages_root}",
         _discovered(service),
         f"Workspace root: {setting.workspace_root}",
-        f"Runtime for execute_contract: {setting.runtime} (evals always run on the "
-        "deterministic fake).",
+        f"Runtime for execute_contract: {setting.runtime}, {_reach(service)} (evals always "
+        "run on the deterministic fake).",
         SAFETY,
     ]
     return "\n".join(lines)

@@ -17,7 +17,7 @@ from mcp.server.context import CallNext, ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 
-from templiqx_application import FAKE_RUNTIME_DESCRIPTOR, TempliqxService
+from templiqx_application import TempliqxService
 from templiqx_mcp.guidance import Guidance, ServerSetting, instructions
 from templiqx_mcp.tools import INVALID_PARAMS, ToolSet
 from templiqx_mcp.wire import MAX_LINE_BYTES, WireLines, WireWriter, claim_stdio, stdio_transport
@@ -28,7 +28,6 @@ __all__ = [
     "VERSION",
     "build_server",
     "initialize_first",
-    "is_live_runtime",
     "serve_stdio",
     "serve_until_interrupted",
 ]
@@ -39,14 +38,9 @@ INTERRUPTED = 130
 """The exit status after SIGINT (Ctrl-C), as shells report it (128 + 2)."""
 
 
-def is_live_runtime(service: TempliqxService) -> bool:
-    """Whether ``execute_contract`` may reach outside the machine (any runtime but the fake)."""
-    return service.runtime_descriptor.id != FAKE_RUNTIME_DESCRIPTOR.id
-
-
 def build_server(service: TempliqxService, setting: ServerSetting) -> Server[Any]:
     """A low-level ``Server`` exposing ``service``; instructions are computed now."""
-    tools = ToolSet(service, live_runtime=is_live_runtime(service))
+    tools = ToolSet(service)
     guidance = Guidance(service, setting)
     server: Server[Any] = Server(
         SERVER_NAME,

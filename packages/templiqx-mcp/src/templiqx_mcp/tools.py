@@ -3,8 +3,10 @@
 Each tool carries the operation's title and behaviour as MCP tool annotations
 (``readOnlyHint``, ``destructiveHint``, ``idempotentHint``, ``openWorldHint``: what a host reads
 to decide what it may call without asking), an input schema from its parameters and an output
-schema with its typed result (:mod:`templiqx_mcp.schemas`). ``execute_contract`` is open-world
-when the composed runtime is a live one; on the deterministic fake it reaches nothing.
+schema with its typed result (:mod:`templiqx_mcp.schemas`). ``execute_contract`` follows the
+composed runtime's :class:`~templiqx_ports.RuntimeReach`: on a live runtime it is neither
+read-only nor closed-world (hosts that auto-approve read-only tools must not auto-approve model
+calls); on an offline one (the fake, the scripted mock) it reads and reaches nothing.
 
 A call's arguments are checked against the operation's parameters by the application's own
 binder, once: what it binds goes to ``TempliqxService.invoke_bound``. A mismatch (unknown,
@@ -41,6 +43,7 @@ from templiqx_contracts import OperationEnvelope, find_outside_strings, float_ma
 from templiqx_mcp.calls import stream_with_progress
 from templiqx_mcp.lanes import Lanes
 from templiqx_mcp.schemas import input_schema, output_schema
+from templiqx_ports import LIVE_RUNTIME, RuntimeReach
 
 __all__ = [
     "INVALID_PARAMS",
@@ -65,6 +68,12 @@ _DESCRIPTION_NOTES = {
         "runtime."
     ),
 }
+_LIVE_NOTE = (
+    " On this server the runtime calls a live model: each execution reaches outside this "
+    "machine, takes model time and may answer differently."
+)
+_PAID_NOTE = " It may cost money."
+
 _PARAMETER_NOTES = {
     "execute_contract": {
         "stream": "Over MCP, pass a progressToken to receive each event live as "
@@ -160,30 +169,41 @@ def _has_progress_token(ctx: ServerRequestContext[Any, Any]) -> bool:
     return meta is not None and meta.get("progress_token") is not None
 
 
-def tool_annotations(spec: OperationSpec, *, live_runtime: bool = True) -> types.ToolAnnotations:
-    """The operation's behaviour flags as MCP tool annotations.
+def tool_annotations(
+    spec: OperationSpec, reach: RuntimeReach = LIVE_RUNTIME
+) -> types.ToolAnnotations:
+    """The operation's behaviour flags as MCP tool annotations, on a runtime of ``reach``.
 
-    ``live_runtime`` is whether the composed runtime may reach a model: an operation that is
-    open-world only through its runtime (``execute_contract``) is closed on an offline one.
+    The catalog states what an operation does to the packages and the workspace, and nothing
+    else touches the world, except ``execute_contract`` through its runtime: on a live one
+    (a model service, perhaps paid) it is neither read-only nor closed-world; on an offline one
+    (the deterministic fake, the scripted mock) it reads and reaches nothing.
     """
+    read_only, open_world = spec.read_only, spec.open_world
+    if spec.name == _STREAMS:
+        read_only = read_only and not reach.live
+        open_world = open_world and reach.open_world
     return types.ToolAnnotations(
         title=spec.display_title,
-        read_only_hint=spec.read_only,
+        read_only_hint=read_only,
         destructive_hint=spec.destructive,
         idempotent_hint=spec.idempotent,
-        open_world_hint=spec.open_world and (live_runtime or spec.name != _STREAMS),
+        open_world_hint=open_world,
     )
 
 
-def tool(spec: OperationSpec, *, live_runtime: bool = True) -> types.Tool:
-    """The MCP tool of one catalog operation."""
+def tool(spec: OperationSpec, reach: RuntimeReach = LIVE_RUNTIME) -> types.Tool:
+    """The MCP tool of one catalog operation, on a runtime of ``reach``."""
+    description = spec.summary + _DESCRIPTION_NOTES.get(spec.name, "")
+    if spec.name == _STREAMS and reach.live:
+        description += _LIVE_NOTE + (_PAID_NOTE if reach.paid else "")
     return types.Tool(
         name=spec.name,
         title=spec.display_title,
-        description=spec.summary + _DESCRIPTION_NOTES.get(spec.name, ""),
+        description=description,
         input_schema=input_schema(spec, _PARAMETER_NOTES.get(spec.name)),
         output_schema=output_schema(spec.name),
-        annotations=tool_annotations(spec, live_runtime=live_runtime),
+        annotations=tool_annotations(spec, reach),
     )
 
 
@@ -199,17 +219,23 @@ def lane_key(arguments: Mapping[str, Any]) -> str:
 class ToolSet:
     """The tools of one service.
 
-    ``live_runtime`` says whether the service's runtime may reach a model (it sets
-    ``execute_contract``'s ``openWorldHint``); ``lanes`` runs the calls (a fresh pool by
-    default).
+    ``reach`` is what the service's runtime does beyond this process (it sets
+    ``execute_contract``'s annotations; default: the service's own, or live and paid when there
+    is no service); ``lanes`` runs the calls (a fresh pool by default).
     """
 
     def __init__(
-        self, service: TempliqxService, *, live_runtime: bool = True, lanes: Lanes | None = None
+        self,
+        service: TempliqxService,
+        *,
+        reach: RuntimeReach | None = None,
+        lanes: Lanes | None = None,
     ) -> None:
         self._service = service
         self._specs = {spec.name: spec for spec in CATALOG}
-        self._live_runtime = live_runtime
+        if reach is None:
+            reach = service.runtime_reach if service is not None else LIVE_RUNTIME
+        self._reach = reach
         self._lanes = lanes if lanes is not None else Lanes()
         self._tools: list[types.Tool] | None = None
 
@@ -218,8 +244,7 @@ class ToolSet:
         """Every tool, sorted by name (built on first use: schemas cost start-up time)."""
         if self._tools is None:
             self._tools = [
-                tool(spec, live_runtime=self._live_runtime)
-                for spec in sorted(CATALOG, key=lambda spec: spec.name)
+                tool(spec, self._reach) for spec in sorted(CATALOG, key=lambda spec: spec.name)
             ]
         return list(self._tools)
 
