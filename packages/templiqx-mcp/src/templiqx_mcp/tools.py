@@ -12,8 +12,8 @@ A call's arguments are checked against the operation's parameters by the applica
 binder, once: what it binds goes to ``TempliqxService.invoke_bound``. A mismatch (unknown,
 missing or mistyped argument) is an ``isError`` result whose text names each offending argument;
 every other outcome — ``ok:false`` included — is a normal result carrying the envelope as
-``structuredContent`` and as compact, key-sorted JSON text. An unknown tool is the JSON-RPC
-error -32602.
+``structuredContent`` and as compact, key-sorted JSON text (a large envelope once, see
+:mod:`templiqx_mcp.results`). An unknown tool is the JSON-RPC error -32602.
 
 No operation runs on the event loop: every call goes through the service's public async API
 (``ainvoke_bound``: the service's bounded worker pool, or a natively async runtime awaited on
@@ -42,7 +42,9 @@ from templiqx_application.catalog import OperationSpec
 from templiqx_contracts import OperationEnvelope, find_outside_strings, float_markers
 from templiqx_mcp.calls import stream_with_progress
 from templiqx_mcp.lanes import Lanes
+from templiqx_mcp.results import STRUCTURED_SINCE, bounded_result
 from templiqx_mcp.schemas import input_schema, output_schema
+from templiqx_mcp.wire import MAX_LINE_BYTES
 from templiqx_ports import LIVE_RUNTIME, RuntimeReach
 
 __all__ = [
@@ -147,14 +149,16 @@ def envelope_text(data: Any) -> str:
     return json.dumps(data, separators=(",", ":"), sort_keys=True, ensure_ascii=False)
 
 
-def envelope_result(envelope: OperationEnvelope) -> types.CallToolResult:
-    """The tool result of an envelope (``isError`` is false even when ``ok`` is false)."""
-    data = envelope.to_builtins()
-    return types.CallToolResult(
-        content=[types.TextContent(type="text", text=envelope_text(data))],
-        structured_content=data,
-        is_error=False,
-    )
+def envelope_result(
+    envelope: OperationEnvelope, *, structured: bool = True, budget: int = MAX_LINE_BYTES
+) -> types.CallToolResult:
+    """The tool result of an envelope (``isError`` is false even when ``ok`` is false).
+
+    A small envelope comes as ``structuredContent`` and as compact, key-sorted JSON text; a
+    large one once, saying what was left out (:mod:`templiqx_mcp.results`). ``structured`` is
+    whether the client's protocol has ``structuredContent``; ``budget`` the answer's most bytes.
+    """
+    return bounded_result(envelope, envelope_text, structured=structured, budget=budget)
 
 
 def _argument_error(text: str) -> types.CallToolResult:
@@ -272,4 +276,5 @@ class ToolSet:
                 envelope = await stream_with_progress(service, bound, report)
             else:
                 envelope = await service.ainvoke_bound(name, bound)
-        return envelope_result(envelope)
+        structured = ctx.session.protocol_version >= STRUCTURED_SINCE
+        return envelope_result(envelope, structured=structured)
