@@ -44,12 +44,13 @@ def test_mcp_client_cancellation_cancels_the_runtime(
         params = getattr(message, "params", None)
         if getattr(message, "method", None) != "notifications/progress" or params is None:
             return
-        event = json.loads(params.message)
-        seen.append((time.monotonic(), event))
+        # the events ride in _meta, coalesced (issue #28); the message is for people
+        for event in (params.meta or {}).get("templiqx/events", []):
+            seen.append((time.monotonic(), event))
+            if event["kind"] == "Failed":
+                failed.set()
         if sum(1 for _, e in seen if e["kind"] == "Delta") >= 3:
             three_deltas.set()
-        if event["kind"] == "Failed":
-            failed.set()
 
     async def on_progress(value: float, total: float | None, message: str | None) -> None:
         return None

@@ -46,7 +46,7 @@ def open_session(tmp_path: Path) -> SessionFactory:
 
     @asynccontextmanager
     async def factory(
-        *args: str, env: Mapping[str, str] | None = None
+        *args: str, env: Mapping[str, str] | None = None, message_handler: Any = None
     ) -> AsyncIterator[ClientSession]:
         params = StdioServerParameters(
             command=sys.executable,
@@ -57,7 +57,7 @@ def open_session(tmp_path: Path) -> SessionFactory:
         with (tmp_path / "server.log").open("a", encoding="utf-8") as log:
             async with (
                 stdio_client(params, errlog=log) as (read, write),
-                ClientSession(read, write) as session,
+                ClientSession(read, write, message_handler=message_handler) as session,
             ):
                 await session.initialize()
                 yield session

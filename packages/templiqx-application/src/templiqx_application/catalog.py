@@ -335,7 +335,9 @@ CATALOG: tuple[OperationSpec, ...] = (
             "stream",
             "boolean",
             False,
-            "Stream the execution; the envelope's stream_events then end in Complete or Failed.",
+            "Stream the execution; the envelope's stream_events then hold the deltas and the "
+            "terminal event, Complete or Failed (none when the call is refused before the "
+            "runtime runs: bad values, a missing capability).",
         ),
         read_only=True,
         destructive=False,

@@ -59,10 +59,11 @@ def instructions(service: TempliqxService, setting: ServerSetting) -> str:
         "templiqx service and returns its operation envelope (api_version, operation, ok, "
         "result, diagnostics, fingerprints).",
         "Typical flow: discover_packages -> validate_package -> compile_contract -> "
-        "execute_contract. execute_contract with stream: true and a progressToken sends every "
-        "delta as notifications/progress while the model generates (its message is the "
-        "event's JSON; for a structured contract it also carries partial, the answer's JSON "
-        "value so far); cancelling the request cancels the runtime.",
+        "execute_contract. execute_contract with stream: true and a progressToken reports "
+        "the answer as notifications/progress while the model generates, at most every 50 ms "
+        "(message: how far it is; _meta: templiqx/events, the events since the last one, and "
+        "for a structured contract templiqx/partial, the answer's JSON value so far); "
+        "cancelling the request cancels the runtime.",
         "Evals: list_evals, then run_eval with one returned contract_id/fixture_id pair and "
         "its required_capabilities as capabilities; test_package runs them all.",
         "Before compile_contract, render_contract or execute_contract, learn a contract's "

@@ -40,7 +40,7 @@ from mcp.shared.exceptions import MCPError
 from templiqx_application import CATALOG, TempliqxService, bind_arguments
 from templiqx_application.catalog import OperationSpec
 from templiqx_contracts import OperationEnvelope, find_outside_strings, float_markers
-from templiqx_mcp.calls import stream_with_progress
+from templiqx_mcp.calls import ProgressNote, SendProgress, stream_with_progress
 from templiqx_mcp.lanes import Lanes
 from templiqx_mcp.results import STRUCTURED_SINCE, bounded_result
 from templiqx_mcp.schemas import input_schema, output_schema
@@ -63,11 +63,16 @@ _STREAMS = "execute_contract"
 
 _DESCRIPTION_NOTES = {
     "execute_contract": (
-        " With stream: true and a progressToken in the request's _meta, every Delta and "
-        "ToolCallDelta is also sent while the model generates, as notifications/progress "
-        "whose message is the event's JSON (for a structured-output contract with a partial "
-        "member: the answer so far, whenever it changed); cancelling the request cancels the "
-        "runtime."
+        " With stream: true the result's stream_events holds the deltas and the terminal "
+        "event: Complete (its output_schema_valid is false, and ok false with "
+        "TQX_OUTPUT_SCHEMA, when the output breaks the contract's schema) or Failed; a call "
+        "refused before the runtime runs (bad values, a missing capability) has none. With a "
+        "progressToken in the request's _meta the events are also sent while the model "
+        "generates, as notifications/progress at most every 50 ms: message says how far the "
+        "answer is, progress counts the events (total comes with the last notification), "
+        "and _meta holds templiqx/events (the events since the previous notification) and, "
+        "for a structured-output contract, templiqx/partial (the answer so far, when it "
+        "changed). Cancelling the request cancels the runtime."
     ),
 }
 _LIVE_NOTE = (
@@ -78,8 +83,8 @@ _PAID_NOTE = " It may cost money."
 
 _PARAMETER_NOTES = {
     "execute_contract": {
-        "stream": "Over MCP, pass a progressToken to receive each event live as "
-        "notifications/progress.",
+        "stream": "Over MCP, pass a progressToken to receive the events live as "
+        "notifications/progress (coalesced, at most every 50 ms).",
     },
 }
 
@@ -168,9 +173,29 @@ def _argument_error(text: str) -> types.CallToolResult:
     )
 
 
-def _has_progress_token(ctx: ServerRequestContext[Any, Any]) -> bool:
+def _progress_token(ctx: ServerRequestContext[Any, Any]) -> str | int | None:
     meta = ctx.meta
-    return meta is not None and meta.get("progress_token") is not None
+    token = meta.get("progress_token") if meta is not None else None
+    return token if isinstance(token, (str, int)) else None
+
+
+def _sender(ctx: ServerRequestContext[Any, Any], token: str | int) -> SendProgress:
+    """Send a :class:`~templiqx_mcp.calls.ProgressNote` as the request's progress notification
+    (its data in ``_meta``, where MCP puts what is not for people)."""
+
+    async def send(note: ProgressNote) -> None:
+        params = types.ProgressNotificationParams(
+            progress_token=token,
+            progress=note.progress,
+            total=note.total,
+            message=note.message,
+            _meta=note.meta,
+        )
+        await ctx.session.send_notification(
+            types.ProgressNotification(params=params), related_request_id=ctx.request_id
+        )
+
+    return send
 
 
 def tool_annotations(
@@ -271,9 +296,9 @@ class ToolSet:
         name = spec.name
         service = self._service
         async with self._lanes.lane(lane_key(bound)):
-            if name == _STREAMS and bound.get("stream") is True and _has_progress_token(ctx):
-                report = ctx.session.report_progress
-                envelope = await stream_with_progress(service, bound, report)
+            token = _progress_token(ctx)
+            if name == _STREAMS and bound.get("stream") is True and token is not None:
+                envelope = await stream_with_progress(service, bound, _sender(ctx, token))
             else:
                 envelope = await service.ainvoke_bound(name, bound)
         structured = ctx.session.protocol_version >= STRUCTURED_SINCE
