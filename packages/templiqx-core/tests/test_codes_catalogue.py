@@ -420,6 +420,11 @@ SCENARIOS: list[Scenario] = [
         lambda: compiled(contract(capabilities=["text"]), RenderRequest(), []),
     ),
     (
+        "TQX_CAPABILITY_UNKNOWN",
+        "/capabilities/0",
+        lambda: validate_contract(contract(capabilities=["tool_caling"])),
+    ),
+    (
         "TQX_EXTENSION_UNSUPPORTED",
         "/extensions/vendor.x",
         lambda: compiled(extension("vendor.x"), RenderRequest(), []),

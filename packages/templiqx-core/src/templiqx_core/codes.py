@@ -23,6 +23,7 @@ __all__ = [
     "API_VERSION",
     "BOOLEAN_EMPTY",
     "BOOLEAN_TYPE",
+    "CAPABILITY_UNKNOWN",
     "CAPABILITY_UNSUPPORTED",
     "COMPONENT_ARGUMENT_MISSING",
     "COMPONENT_ARGUMENT_TYPE",
@@ -168,6 +169,7 @@ VALUE_REQUIRED: Final = "TQX_VALUE_REQUIRED"
 VALUE_SCHEMA: Final = "TQX_VALUE_SCHEMA"
 VALUE_UNKNOWN: Final = "TQX_VALUE_UNKNOWN"
 CAPABILITY_UNSUPPORTED: Final = "TQX_CAPABILITY_UNSUPPORTED"
+CAPABILITY_UNKNOWN: Final = "TQX_CAPABILITY_UNKNOWN"
 EXTENSION_UNSUPPORTED: Final = "TQX_EXTENSION_UNSUPPORTED"
 # rendering
 VALUE_MISSING: Final = "TQX_VALUE_MISSING"
@@ -274,6 +276,9 @@ _HINTS: dict[str, str] = {
     VALUE_UNKNOWN: "Remove the value or declare the field in the contract.",
     CAPABILITY_UNSUPPORTED: "Compile for a target that offers the capability, or remove it "
     "from `capabilities`.",
+    CAPABILITY_UNKNOWN: "Correct the capability's name to the one the message suggests (the "
+    "capabilities templiqx's runtimes declare are structured_output, text, tool_calling, "
+    "streaming and chat_completion; a runtime's own capability is best namespaced, vendor.x).",
     EXTENSION_UNSUPPORTED: "Compile for a target that offers the extension's capability, or "
     "remove the extension.",
     VALUE_MISSING: "Supply the optional value, or guard its use with a `when` condition.",

@@ -12,7 +12,7 @@ from typing import Any, Final
 
 import msgspec
 
-from templiqx_contracts import API_VERSION, Contract, Diagnostic, TypedComponent
+from templiqx_contracts import API_VERSION, Contract, Diagnostic, TypedComponent, quote_input
 from templiqx_contracts.lru import LRU, digest_key
 from templiqx_core import codes
 from templiqx_core.bounded import validate_bounded_schema
@@ -20,6 +20,7 @@ from templiqx_core.components import component_content, find_component_cycle, le
 from templiqx_core.schema import compile_schema, validate_instance
 from templiqx_core.semver import is_semver
 from templiqx_core.static_types import STRING_SCHEMA, ContentChecker, is_identifier
+from templiqx_core.suggest import closest
 from templiqx_core.tools import check_tools
 
 __all__ = ["validate_contract"]
@@ -63,9 +64,48 @@ def validate_contract(contract: Contract) -> list[Diagnostic]:
     return [codes.problem(code, message, pointer) for code, message, pointer in cached]
 
 
+WELL_KNOWN_CAPABILITIES: Final = (
+    "structured_output",
+    "text",
+    "tool_calling",
+    "streaming",
+    "chat_completion",
+)
+"""The capabilities templiqx's own runtimes declare."""
+
+_TYPO_CANDIDATES: Final = tuple(name for name in WELL_KNOWN_CAPABILITIES if len(name) >= 8)
+"""The well-known names long enough that a name one or two keystrokes away is a misspelling
+(``txt`` may well be a runtime's own capability; ``structured_outptu`` is not)."""
+
+
+def misspelt_capability(capability: str) -> str | None:
+    """The well-known capability ``capability`` is a likely misspelling of, else ``None``.
+
+    A namespaced name (``vendor.reasoning``, ``x:y``) is a runtime's own and never flagged.
+    """
+    if capability in WELL_KNOWN_CAPABILITIES or "." in capability or ":" in capability:
+        return None
+    return closest(capability, _TYPO_CANDIDATES)
+
+
+def _check_capabilities(contract: Contract, out: list[Diagnostic]) -> None:
+    for index, capability in enumerate(contract.capabilities):
+        meant = misspelt_capability(capability)
+        if meant is not None:
+            out.append(
+                codes.problem(
+                    codes.CAPABILITY_UNKNOWN,
+                    f"unknown capability {quote_input(capability)}; did you mean "
+                    f"{quote_input(meant)}?",
+                    f"/capabilities/{index}",
+                )
+            )
+
+
 def _validate(contract: Contract) -> list[Diagnostic]:
     out: list[Diagnostic] = []
     _check_header(contract, out)
+    _check_capabilities(contract, out)
     _check_output_schema(contract.output_schema, out)
     for scope, fields in (("inputs", contract.inputs), ("context", contract.context)):
         for name in sorted(fields):
