@@ -182,7 +182,7 @@ SCENARIOS: list[Scenario] = [
     ("TQX_MESSAGES_EMPTY", "/messages", lambda: validate_contract(contract(messages=[]))),
     (
         "TQX_OUTPUT_SCHEMA_INVALID",
-        "/output_schema",
+        "/output_schema/minLength",  # at the keyword (issue #28)
         lambda: output({"type": "string", "minLength": -1}),
     ),
     (
@@ -193,7 +193,7 @@ SCENARIOS: list[Scenario] = [
     ("TQX_OUTPUT_SCHEMA_UNSATISFIABLE", "/output_schema", lambda: output(False)),
     (
         "TQX_FIELD_SCHEMA_INVALID",
-        "/inputs/x/schema",
+        "/inputs/x/schema/properties",
         lambda: validate_contract(
             contract(inputs={"x": field({"type": "object", "properties": []})})
         ),
@@ -207,7 +207,7 @@ SCENARIOS: list[Scenario] = [
     ),
     (
         "TQX_COMPONENT_SCHEMA_INVALID",
-        "/components/c/parameters/p/schema",
+        "/components/c/parameters/p/schema/minLength",
         lambda: validate_contract(
             contract(
                 components={"c": {"parameters": {"p": field({"minLength": -1})}, "content": []}}
@@ -379,7 +379,7 @@ SCENARIOS: list[Scenario] = [
     ),
     (
         "TQX_EXTENSION_SCHEMA_INVALID",
-        "/extensions/vendor.x/schema",
+        "/extensions/vendor.x/schema/maxLength",
         lambda: validate_contract(
             extension("vendor.x", schema={"type": "string", "maxLength": "5"})
         ),

@@ -121,8 +121,10 @@ def test_field_schema_invalid_in_values_has_the_bare_engine_message() -> None:
     from_values = validate_values(c, RenderRequest(inputs={"x": {}}))
     from_contract = [d for d in validate_contract(c) if d.code == "TQX_FIELD_SCHEMA_INVALID"]
     assert pairs(from_values) == [("TQX_FIELD_SCHEMA_INVALID", "/inputs/x")]
-    assert from_contract[0].json_pointer == "/inputs/x/schema"
-    assert from_contract[0].message == f"invalid schema for 'x': {from_values[0].message}"
+    assert from_contract[0].json_pointer == "/inputs/x/schema/properties"
+    assert from_contract[0].message == (
+        f"invalid schema for 'x': keyword `properties`: {from_values[0].message}"
+    )
     assert validate_values(c, RenderRequest()) == []
 
 
@@ -246,3 +248,31 @@ def test_strict_json_equality(a: Any, b: Any, equal: bool) -> None:
 )
 def test_semver(version: str, valid: bool) -> None:
     assert is_semver(version) is valid
+
+
+def test_every_meta_schema_problem_is_reported_at_its_keyword() -> None:
+    """Issue #28: not only the first, not at the schema's root, and naming the keyword."""
+    schema = {
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "minLength": -1},
+            "age": {"type": "integer", "maximum": "ten"},
+        },
+        "required": "name",
+    }
+    c = contract({"x": {"schema": schema}})
+    found = [d for d in validate_contract(c) if d.code == "TQX_FIELD_SCHEMA_INVALID"]
+    assert sorted((d.json_pointer or "", d.message) for d in found) == [
+        (
+            "/inputs/x/schema/properties/age/maximum",
+            'invalid schema for \'x\': keyword `maximum`: "ten" is not of type "number"',
+        ),
+        (
+            "/inputs/x/schema/properties/name/minLength",
+            "invalid schema for 'x': keyword `minLength`: -1 is less than the minimum of 0",
+        ),
+        (
+            "/inputs/x/schema/required",
+            'invalid schema for \'x\': keyword `required`: "name" is not of type "array"',
+        ),
+    ]

@@ -160,18 +160,34 @@ def _check_header(contract: Contract, out: list[Diagnostic]) -> None:
 def _check_schema(schema: Any, pointer: str, code: str, prefix: str, out: list[Diagnostic]) -> None:
     """The engine's verdict on ``schema`` (``code``), then the bounded-subset check.
 
-    The engine's complaint is left out when the bounded check reports a problem at the very
-    place the engine found one (``type: strng`` is reported once, by the clearer
+    Every way the schema breaks its meta-schema is one diagnostic (at most 20), pointing at
+    the keyword (``/output_schema/properties/age/maximum``) and naming it, so each is reported
+    at its own line. An engine complaint is left out when the bounded check reports a problem
+    at the very place it found one (``type: strng`` is reported once, by the clearer
     ``TQX_SCHEMA_TYPE_UNSUPPORTED``): the same mistake, not a second one.
     """
     engine = compile_schema(schema)
     bounded: list[Diagnostic] = []
     validate_bounded_schema(schema, pointer, bounded)
     if engine.error is not None:
-        where = "".join(f"/{segment}" for segment in engine.error_at or ())
-        if not any(d.json_pointer == pointer + where for d in bounded) or not where:
-            out.append(codes.problem(code, prefix + engine.error, pointer))
+        placed = {d.json_pointer for d in bounded}
+        for path, message in engine.problems:
+            where = pointer + "".join(f"/{segment}" for segment in path)
+            if where in placed and path:
+                continue  # the bounded check says the same, in clearer words
+            keyword = _keyword(path)
+            named = f"keyword `{keyword}`: " if keyword is not None else ""
+            out.append(codes.problem(code, prefix + named + message, where))
     out.extend(bounded)
+
+
+def _keyword(path: tuple[str, ...]) -> str | None:
+    """The schema keyword a meta-schema problem is about: the last name in its path that is
+    not a list index (``required`` for ``required/0``); ``None`` for the schema itself."""
+    for segment in reversed(path):
+        if not segment.isdigit():
+            return segment
+    return None
 
 
 def _check_output_schema(schema: Any, out: list[Diagnostic]) -> None:
