@@ -65,7 +65,24 @@ def test_value_validation_order_and_pointers() -> None:
     assert messages[1] == "required inputs value 'b' is missing"
     assert messages[0] == '"x" is not of type "integer"'
     assert messages[2] == 'null is not of type "string"'
-    assert messages[3] == "undeclared inputs value 'aa'"
+    assert messages[3] == "undeclared inputs value 'aa'; declared inputs: 'a', 'b', 'c'"
+
+
+def test_a_misspelt_value_is_one_problem_with_did_you_mean() -> None:
+    """Issue #28: ``nmae`` for a required ``name`` is the unknown value, with the name that was
+    meant, and the required value is not also reported missing."""
+    fields = {
+        "name": {"schema": {"type": "string"}, "required": True},
+        "nickname": {"schema": {"type": "string"}},
+    }
+    diagnostics = validate_values(contract(fields), RenderRequest(inputs={"nmae": "Ada"}))
+    assert [(d.code, d.json_pointer, d.message) for d in diagnostics] == [
+        (
+            "TQX_VALUE_UNKNOWN",
+            "/inputs/nmae",
+            "undeclared inputs value 'nmae'; did you mean 'name'?",
+        )
+    ]
 
 
 def test_reserved_prefix_is_skipped_only_in_context() -> None:
