@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import cast
 
 from templiqx_application.coverage import unlisted_contract
-from templiqx_application.diagnostics import contract_file, port_diagnostic
+from templiqx_application.diagnostics import contract_file, port_diagnostic, with_file
 from templiqx_application.includes import expand_includes
 from templiqx_application.prepared import ContractCache, ReadRecorder
 from templiqx_application.signing import strict_from_environment
@@ -30,7 +30,7 @@ from templiqx_contracts import (
     fingerprint,
 )
 from templiqx_core import ContractSource, resolve_tool_contract_refs
-from templiqx_ports import NotFoundError, PackageStore, PortError
+from templiqx_ports import InvalidDataError, NotFoundError, PackageStore, PortError
 
 __all__ = ["ContractLoader", "LoadedContract"]
 
@@ -95,8 +95,15 @@ class ContractLoader:
                 exc if exc.detail == package else NotFoundError(contract_file(package, contract_id))
             )
             return LoadedContract(package, contract_id, None, None, [port_diagnostic(missing)])
+        except InvalidDataError as exc:
+            return LoadedContract(
+                package, contract_id, None, None, self._undecodable(package, contract_id, exc)
+            )
         except PortError as exc:
-            return LoadedContract(package, contract_id, None, None, [port_diagnostic(exc)])
+            label = contract_file(package, contract_id)
+            return LoadedContract(
+                package, contract_id, None, None, [with_file(port_diagnostic(exc), label)]
+            )
         if strict_from_environment():
             manifest = manifest if manifest is not None else self._manifest(package)
             unlisted = unlisted_contract(package, contract_id, manifest)
@@ -141,12 +148,28 @@ class ContractLoader:
         if expanded is None:
             # an include problem is about this contract (its include node) unless it names the
             # partial it found in; one with the include node's pointer is located in the text
-            located = read.locate(include_diagnostics)
+            located = read.locate(include_diagnostics, as_written=True)
             return LoadedContract(package, contract_id, source, None, located, manifest)
         loaded = LoadedContract(package, contract_id, source, expanded, [], manifest)
         if cacheable and manifest is not None:
             self.cache.put(loaded, source, manifest, recorder)
         return loaded
+
+    def _undecodable(
+        self, package: str, contract_id: str, exc: InvalidDataError
+    ) -> list[Diagnostic]:
+        """A contract the store read but could not decode (not UTF-8): the parser's own
+        located diagnostic of its bytes (``TQX_PARSE_ENCODING`` at the first bad byte)."""
+        label = contract_file(package, contract_id)
+        try:
+            data = self._store.artifact_bytes(package, f"contracts/{contract_id}.yaml")
+        except PortError:
+            data = None
+        if data is not None:
+            found = ContractSource(data, file=label).diagnostics
+            if found:
+                return found
+        return [with_file(port_diagnostic(exc), label)]
 
     def _manifest(self, package: str) -> PackageManifest | None:
         try:
