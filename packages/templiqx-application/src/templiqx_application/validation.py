@@ -16,6 +16,7 @@ from templiqx_application.packages import normalized_manifest, version_problem
 from templiqx_application.signing import signing_key, strict_from_environment, verify_signatures
 from templiqx_contracts import (
     API_VERSION,
+    Contract,
     ContractSummary,
     Diagnostic,
     OperationEnvelope,
@@ -43,10 +44,7 @@ def validate_contract(ctx: ServiceContext, package: str, contract: str) -> Opera
     if loaded.contract is None:
         return envelope(operation, diagnostics=loaded.diagnostics)
     diagnostics = address(
-        _id_mismatch(loaded.contract.id, contract) + core_validate_contract(loaded.contract),
-        package,
-        contract,
-        source=loaded.source,
+        _static_problems(loaded.contract, contract), package, contract, source=loaded.source
     )
     if loaded.source is not None:  # warn about included files the signatures do not cover
         diagnostics += uncovered_includes(ctx.store, package, contract, loaded.source)
@@ -59,6 +57,15 @@ def validate_contract(ctx: ServiceContext, package: str, contract: str) -> Opera
     return envelope(
         operation, result=summary, diagnostics=diagnostics, fingerprints={"contract": value}
     )
+
+
+def _static_problems(contract: Contract, contract_id: str) -> list[Diagnostic]:
+    """The core's static problems of a loaded contract, and an id that is not its file name
+    (unless the id is malformed: that one problem is reported, not also its consequence)."""
+    found = core_validate_contract(contract)
+    if any(d.code == "TQX_INVALID_ID" for d in found):
+        return found
+    return _id_mismatch(contract.id, contract_id) + found
 
 
 def _id_mismatch(found: str, contract_id: str) -> list[Diagnostic]:
@@ -255,7 +262,7 @@ def validate_package(ctx: ServiceContext, package: str) -> OperationEnvelope:
         contract = loaded.contract
         diagnostics.extend(
             address(
-                _id_mismatch(contract.id, contract_id) + core_validate_contract(contract),
+                _static_problems(contract, contract_id),
                 package,
                 contract_id,
                 source=loaded.source,

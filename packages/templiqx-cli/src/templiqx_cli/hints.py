@@ -99,9 +99,7 @@ def command_hints(
                 f"--capability {typed} looks like a misspelling of {meant!r}, which the contract "
                 f"requires: pass --capability {meant} instead"
             )
-        wanted = [
-            name for name in missing if name not in offered and name not in misspelt.values()
-        ]
+        wanted = [name for name in missing if name not in offered and name not in misspelt.values()]
         if wanted:
             options = " ".join(f"--capability {name}" for name in wanted)
             listed = ", ".join(repr(name) for name in wanted)

@@ -30,6 +30,7 @@ __all__ = [
     "read_json",
     "read_text",
     "read_values",
+    "values_document",
 ]
 
 DATA_INVALID = "TQX_DATA_INVALID"
@@ -176,12 +177,27 @@ def read_json(path: str, *, limit: int = MAX_JSON_BYTES, name: str = "MAX_JSON_B
         raise CliError(f"decode JSON from {path}: {problem}", code=DATA_INVALID) from exc
 
 
+_values_read: dict[str, bytes] = {}
+
+
+def values_document(path: str) -> bytes | None:
+    """The bytes of the ``--values`` document last read from ``path`` (``-``: standard input),
+    to place its problems in it; ``None`` when none was read."""
+    return _values_read.get(path)
+
+
 def read_values(path: str) -> dict[str, Any]:
     """A ``--values`` file: ``{"inputs": {…}, "context": {…}}``, both keys optional.
 
     Returns the service arguments it stands for (``inputs`` / ``context`` when present).
     """
-    document = read_json(path, limit=MAX_VALUES_BYTES, name="MAX_VALUES_BYTES")
+    data = _read_bytes(path, MAX_VALUES_BYTES, "MAX_VALUES_BYTES")
+    try:
+        document = decode_json(data)
+    except JSONDecodeError as exc:
+        problem = _json_problem(data, exc)
+        raise CliError(f"decode JSON from {path}: {problem}", code=DATA_INVALID) from exc
+    _values_read[path] = data
     where = f"decode render request from {path}"
     if not isinstance(document, dict):
         raise CliError(

@@ -17,7 +17,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
-from templiqx_cli.snippets import snippet_lines, source_text
+from templiqx_cli.snippets import location, snippet_lines, source_text
 from templiqx_contracts import (
     Complete,
     Delta,
@@ -65,31 +65,32 @@ def exit_code(envelope: OperationEnvelope) -> int:
 
 
 def render_diagnostic(diagnostic: Diagnostic, files: Mapping[str, str] | None = None) -> str:
-    """``diagnostic.render()``, with the source line it points at, underlined.
+    """A diagnostic for people: ``CODE severity pointer: message``, its one location as
+    ``--> path:line:col`` (the way rustc and ruff print it), the source line it points at,
+    underlined, and its ``help``.
 
     ``files`` maps a stored file's label (``welcome/contracts/bad.yaml``) to the host file the
-    user gave for it (``put``'s SOURCE): the line and column are in that text, and the ``at``
-    line names that file. A :class:`~templiqx_cli.snippets.SourceFiles` also knows the
-    packages root, where every other label's text is read for the snippet
-    (:mod:`templiqx_cli.snippets`).
+    user gave for it (``put``'s SOURCE, ``--values``): the location is that file, and the line
+    and column are in its text. A :class:`~templiqx_cli.snippets.SourceFiles` also knows the
+    packages root: every other label is shown as the path under the root, from the working
+    directory, and its text is read there for the snippet (:mod:`templiqx_cli.snippets`).
     """
-    lines = diagnostic.render().split("\n")
+    pointer = f" {diagnostic.json_pointer}" if diagnostic.json_pointer else ""
+    out = [f"{diagnostic.code} {diagnostic.severity}{pointer}: {diagnostic.message}"]
     label = diagnostic.file
-    if label is None:
-        return "\n".join(lines)
-    shown = files.get(label) if files else None
-    at = f"  at {label}"
-    text = source_text(files, label) if diagnostic.span is not None else None
-    snippet = snippet_lines(diagnostic, text) if text is not None else []
-    out: list[str] = []
-    for line in lines:
-        if line.startswith(at):
-            if shown is not None:
-                line = f"  at {shown}{line[len(at) :]} (the contract text given for {label})"
-            out.append(line)
-            out.extend(snippet)
-        else:
-            out.append(line)
+    span = diagnostic.span
+    if label is not None:
+        where = location(files, label)
+        if span is not None:
+            where += f":{span.line}:{span.column}"
+        out.append(f"  --> {where}")
+        text = source_text(files, label) if span is not None else None
+        if text is not None:
+            out.extend(snippet_lines(diagnostic, text))
+    elif span is not None:
+        out.append(f"  --> {span.line}:{span.column}")
+    if diagnostic.help:
+        out.append(f"  help: {diagnostic.help}")
     return "\n".join(out)
 
 

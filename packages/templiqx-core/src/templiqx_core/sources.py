@@ -183,17 +183,20 @@ class SourceMap:
                     return None, item, end
         return None
 
-    def span(self, pointer: str, *, as_written: bool = False) -> SourceSpan | None:
-        """The span of what ``pointer`` names (or of the deepest node on its way)."""
+    def span(
+        self, pointer: str, *, as_written: bool = False, key: bool = False
+    ) -> SourceSpan | None:
+        """The span of what ``pointer`` names (or of the deepest node on its way); with
+        ``key``, of the key that names it (an unknown name is shown by its key)."""
         walk = self.walk(pointer, as_written=as_written)
         if walk is None or walk.depth == 0:
             return None
-        return self._span_of(walk)
+        return self._span_of(walk, key=key)
 
-    def _span_of(self, walk: _Walk) -> SourceSpan:
+    def _span_of(self, walk: _Walk, *, key: bool = False) -> SourceSpan:
         node = walk.node
         target: Node = node
-        if walk.key is not None and (not walk.complete or not isinstance(node, Scalar)):
+        if walk.key is not None and (key or not walk.complete or not isinstance(node, Scalar)):
             target = walk.key
         line, column = target.line, target.column
         text = self.line(line)
