@@ -339,8 +339,10 @@ def test_an_unknown_runtime_of_ours_names_its_distribution(
     monkeypatch.setattr(compose_module, "_runtime_entry_points", lambda: without)
     with pytest.raises(compose_module.RuntimeSelectionError) as caught:
         compose_module.load_runtime("openai")
-    assert str(caught.value).endswith(
-        "'openai' is provided by templiqx-runtime-openai (pip install templiqx-runtime-openai)"
+    assert (
+        "'openai' is provided by templiqx-runtime-openai: install it into the same environment "
+        "(from a clone's wheels: uv build --all-packages --out-dir dist, then pip install "
+        "--find-links dist templiqx-runtime-openai" in str(caught.value)
     )
     with pytest.raises(compose_module.RuntimeSelectionError) as other:
         compose_module.load_runtime("warp")
