@@ -56,7 +56,12 @@ def _values_placed(envelope: OperationEnvelope, call: OperationCall) -> Operatio
 
 
 def _print(
-    envelope: OperationEnvelope, options: Globals, call: OperationCall, arguments: dict[str, Any]
+    envelope: OperationEnvelope,
+    options: Globals,
+    call: OperationCall,
+    arguments: dict[str, Any],
+    *,
+    streamed: bool = False,
 ) -> int:
     """Print the envelope; for people, with this command line's hints and files."""
     envelope = _values_placed(envelope, call)
@@ -71,9 +76,22 @@ def _print(
     if call.values_file is not None and call.values_file != STDIN:
         given[call.values_file] = call.values_file  # request-value problems are shown there
     files = SourceFiles(options.root, given)  # snippets: given files, else under the root
+    # a stream drawn on the terminal that also shows this rendering is not shown twice
+    answer_shown = streamed and _is_terminal(sys.stderr) and _is_terminal(sys.stdout)
     return print_envelope(
-        envelope, as_json=False, hints=hints, files=files, arguments=arguments, root=options.root
+        envelope,
+        as_json=False,
+        hints=hints,
+        files=files,
+        arguments=arguments,
+        root=options.root,
+        answer_shown=answer_shown,
     )
+
+
+def _is_terminal(stream: Any) -> bool:
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty()) if callable(isatty) else False
 
 
 def run_call(options: Globals, call: OperationCall) -> int:
@@ -86,7 +104,7 @@ def run_call(options: Globals, call: OperationCall) -> int:
         envelope, interrupted = stream_operation(
             service, call.operation, arguments, as_json=options.as_json
         )
-        code = _print(envelope, options, call, arguments)
+        code = _print(envelope, options, call, arguments, streamed=True)
         return EXIT_INTERRUPTED if interrupted else code
     return _print(service.invoke(call.operation, arguments), options, call, arguments)
 

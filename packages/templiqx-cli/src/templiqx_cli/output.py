@@ -109,11 +109,13 @@ def print_envelope(
     files: Mapping[str, str] | None = None,
     arguments: Mapping[str, Any] | None = None,
     root: str | None = None,
+    answer_shown: bool = False,
 ) -> int:
     """Print ``envelope`` on stdout, compact JSON or rendered for people; return the exit code.
 
     For people: ``hints`` end the rendering, ``files`` locates diagnostics in the user's own
-    files (see :func:`render_diagnostic`), ``arguments`` and ``root`` name what was worked on.
+    files (see :func:`render_diagnostic`), ``arguments`` and ``root`` name what was worked on,
+    and ``answer_shown`` says the answer was drawn on this terminal as it streamed.
     """
     if as_json:
         sys.stdout.write(dump_json(envelope.to_builtins(), compact=True) + "\n")
@@ -129,6 +131,7 @@ def print_envelope(
             files=files or {},
             hints=hints,
             root=root,
+            answer_shown=answer_shown,
         )
         sys.stdout.write(render(view))
     sys.stdout.flush()
