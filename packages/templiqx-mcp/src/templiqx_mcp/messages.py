@@ -171,7 +171,6 @@ def read_element(value: Any) -> Any:
     """One decoded message (a line's value or a batch element): the SDK's message type, or a
     :class:`Refusal`."""
     import mcp.types as types
-    from pydantic import ValidationError
 
     if not isinstance(value, dict):
         what = _what(value)
@@ -183,7 +182,7 @@ def read_element(value: Any) -> Any:
         )
     try:
         message = types.jsonrpc_message_adapter.validate_python(value, by_name=False)
-    except ValidationError:
+    except Exception:  # the SDK's validation error: not a message MCP defines
         message = None
     if message is not None and not (
         # the SDK reads a request whose id is unusable (true, 1.5) as a notification
