@@ -63,7 +63,8 @@ def test_error_results_for_a_5mb_bad_source_stay_small(served: Any, packages_roo
         assert size < SMALL_RESULT, (request_id, size)
         envelope = reply["result"]["structuredContent"]
         assert envelope["ok"] is False
-        assert envelope["diagnostics"][0]["code"] == "TQX_PARSE_YAML"
+        expected = "TQX_PARSE_YAML" if request_id == 3 else "TQX_PARSE_WRONG_TYPE"
+        assert envelope["diagnostics"][0]["code"] == expected
     server.call(
         9,
         "compile_contract",

@@ -254,16 +254,13 @@ def help_command() -> click.Command:
         "help",
         params=[
             click.Argument(["command"], metavar="[COMMAND]", required=False),
-            click.Option(
-                ["--json", "as_json"],
-                is_flag=True,
-                default=False,
-                help="Print the help as JSON data (every command with its usage, arguments and "
-                "options), for tools.",
+            click.Option(  # the global --json, accepted after `help` like after any command
+                ["--json", "as_json"], is_flag=True, default=False, hidden=True
             ),
         ],
         callback=callback,
-        help="Show the help of templiqx, or of one COMMAND.\n\n\b\nArguments:\n"
+        help="Show the help of templiqx, or of one COMMAND; with --json, as JSON data (every "
+        "command with its usage, arguments and options), for tools.\n\n\b\nArguments:\n"
         "  COMMAND  Optional. The command to describe (a plugin describes itself).\n\n"
         "\b\nExamples:\n  templiqx help\n  templiqx help validate\n  templiqx help --json",
         short_help="Show the help of templiqx or of one command.",

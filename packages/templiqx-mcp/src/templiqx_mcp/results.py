@@ -8,7 +8,9 @@ and bounds the large ones:
 
 * **One copy of the envelope.** When its JSON text exceeds :data:`ABRIDGE_BYTES`, a client that
   speaks MCP 2025-06-18 or later (which defined ``structuredContent``) gets it there only, with a
-  short text saying so; an older client gets the text only.
+  short text saying so; an older client gets the text only. (A small envelope comes both ways
+  to every client, as before: the reference's own clients of 2024-11-05 read
+  ``structuredContent``.)
 * **One copy of the output.** When the output exceeds :data:`ABRIDGE_BYTES`, the ``Complete``
   event in ``stream_events`` leaves it out — it is the receipt's output, ``result.output`` — and
   says so with ``"output_omitted": true`` (its ``output_fingerprint`` is kept).
@@ -141,10 +143,10 @@ def bounded_result(
     data = envelope.to_builtins()
     text = text_of(data)
     size = _size(text)
-    if size <= ABRIDGE_BYTES:
+    if size <= ABRIDGE_BYTES:  # small: both, whatever the protocol (older clients ignore it)
         return types.CallToolResult(
             content=[types.TextContent(type="text", text=text)],
-            structured_content=data if structured else None,
+            structured_content=data,
             is_error=False,
         )
     omitted = _leave_out_complete_output(data, text_of)
