@@ -54,6 +54,7 @@ from templiqx_contracts import (
     OperationEnvelope,
     StreamEvent,
     ToolCallDelta,
+    quote_input,
 )
 
 __all__ = [
@@ -133,7 +134,8 @@ class _Tally:
     events: int = 0
     characters: int = 0
     tool_characters: int = 0
-    tools: list[str] = field(default_factory=list)
+    tools: dict[str, None] = field(default_factory=dict)
+    """The names of the tools called so far, in order (a set that keeps order)."""
 
     def count(self, event: StreamEvent) -> int:
         """Count ``event``; about the bytes its wire form takes."""
@@ -143,16 +145,20 @@ class _Tally:
             return len(event.text) + 24
         assert isinstance(event, ToolCallDelta)
         self.tool_characters += len(event.arguments_fragment)
-        if not self.tools or self.tools[-1] != event.name:
-            self.tools.append(event.name)
+        if event.name not in self.tools:
+            self.tools[event.name] = None
         return len(event.arguments_fragment) + len(event.name) + 48
+
+    def _names(self) -> str:
+        names = [quote_input(name) for name in list(self.tools)[:5]]
+        more = len(self.tools) - len(names)
+        return ", ".join(names) + (f" and {more} more" if more else "")
 
     def so_far(self) -> str:
         if self.tools:
-            names = ", ".join(dict.fromkeys(self.tools))
             return (
-                f"Receiving tool calls ({names}): {self.tool_characters:,} characters of "
-                "arguments so far"
+                f"Receiving tool calls ({self._names()}): {self.tool_characters:,} characters "
+                "of arguments so far"
             )
         return f"Receiving the answer: {self.characters:,} characters so far"
 
@@ -164,8 +170,7 @@ class _Tally:
             state = "Cancelled" if terminal.code == "TQX_RUNTIME_CANCELLED" else "Failed"
             return f"{state} ({terminal.code}) after {self.events:,} events: {message}"
         if self.tools:
-            names = ", ".join(dict.fromkeys(self.tools))
-            return f"Tool calls complete ({names}) in {self.events:,} events"
+            return f"Tool calls complete ({self._names()}) in {self.events:,} events"
         return f"Answer complete: {self.characters:,} characters in {self.events:,} events"
 
 
