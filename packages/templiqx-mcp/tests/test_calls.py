@@ -25,6 +25,7 @@ from templiqx_contracts import (
     Delta,
     ExecutionReceipt,
     ExecutionRequest,
+    ToolCallDelta,
     fingerprint,
 )
 from templiqx_local import compose
@@ -321,3 +322,18 @@ def test_the_official_client_sees_messages_progress_and_the_data_beside(
     partials = [meta[PARTIAL_KEY] for meta in metas if PARTIAL_KEY in meta]
     assert envelope["result"]["output"] in partials
     assert all("partial" not in e for e in envelope["stream_events"])  # the events are unchanged
+
+
+def test_tool_call_messages_name_each_tool_once() -> None:
+    tally = templiqx_mcp.calls._Tally()
+    for _ in range(1000):  # parallel calls whose fragments alternate
+        tally.count(ToolCallDelta(name="lookup_account", arguments_fragment="{}"))
+        tally.count(ToolCallDelta(name="open_ticket", arguments_fragment="{}"))
+    assert len(tally.tools) == 2
+    assert tally.so_far() == (
+        "Receiving tool calls ('lookup_account', 'open_ticket'): 4,000 characters of "
+        "arguments so far"
+    )
+    assert tally.done(None) == (
+        "Tool calls complete ('lookup_account', 'open_ticket') in 2,000 events"
+    )
