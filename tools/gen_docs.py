@@ -36,7 +36,13 @@ import click
 import msgspec
 
 import templiqx_contracts as tc
-from templiqx_application import APPLICATION_CODES, CATALOG, PORT_CODES, OperationSpec
+from templiqx_application import (
+    APPLICATION_CODES,
+    BATCH_CODES,
+    CATALOG,
+    PORT_CODES,
+    OperationSpec,
+)
 from templiqx_cli.app import build_group
 from templiqx_cli.layout import MERGED, layout_for
 from templiqx_core import CORE_CODES, parse_manifest
@@ -98,13 +104,17 @@ def diagnostics() -> str:
             f"\n\nAlso raised by the application with its own wording: {listed} "
             "(listed with the core codes)."
         )
-    total = len(set(CORE_CODES) | set(APPLICATION_CODES) | set(PORT_CODES))
+    batch = _table(
+        ["code", "how to fix it"], ((f"`{c}`", h) for c, h in sorted(BATCH_CODES.items()))
+    )
+    total = len(set(CORE_CODES) | set(APPLICATION_CODES) | set(PORT_CODES) | set(BATCH_CODES))
     return (
         f"{total} codes.\n\n"
         f"### Contract language (templiqx-core)\n\n{core}\n\n"
         f"### Packages, loading, execution and service calls (templiqx-application)\n\n"
         f"{application}{note}\n\n"
-        f"### Storage and runtimes (templiqx-ports, relayed by the application)\n\n{ports}"
+        f"### Storage and runtimes (templiqx-ports, relayed by the application)\n\n{ports}\n\n"
+        f"### Batch runs (templiqx batch, templiqx-ray; see [batch runs](../batch.md))\n\n{batch}"
     )
 
 

@@ -1,9 +1,9 @@
-"""Test helpers of the conformance kit: the example adapters and the mini OpenAI adapter on path.
+"""Test helpers of the conformance kit: the example adapters and the mini adapters on path.
 
 The example adapters are not workspace members. The third-party (echo) example's sources, its
-tests folder (for ``conformance_target``) and its ``broken`` folder, and the Messages-style
-example's sources and tests folder (for ``messages_wire``, its Wire) are put on ``sys.path`` for
-in-process runs.
+tests folder (for ``conformance_target``) and its ``broken`` folder, the Messages-style
+example's sources and tests folder (for ``messages_target``) and the NDJSON example's (for
+``ollama_target``) are put on ``sys.path`` for in-process runs.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 EXAMPLE = REPO / "examples" / "third-party-adapter"
 MESSAGES = REPO / "examples" / "anthropic-style-adapter"
+NDJSON = REPO / "examples" / "ndjson-adapter"
 
 for folder in (
     HERE,
@@ -25,6 +26,8 @@ for folder in (
     EXAMPLE / "broken",
     MESSAGES / "src",
     MESSAGES / "tests",
+    NDJSON / "src",
+    NDJSON / "tests",
 ):
     if str(folder) not in sys.path:
         sys.path.insert(0, str(folder))

@@ -123,7 +123,7 @@ def test_help_names_the_command_as_called_and_shows_examples_that_run(
     assert text.startswith(f"usage: {prog} [-h] COMMAND ...")
     examples = text[text.index("\nexamples:\n") :].splitlines()[2:]
     examples = [line.strip() for line in examples[: examples.index("")]]
-    assert len(examples) == 6
+    assert len(examples) == 7
     assert all(line.startswith(f"{prog} ") for line in examples)
     for example in examples:
         words = example[len(prog) + 1 :].split()

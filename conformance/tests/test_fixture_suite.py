@@ -63,11 +63,53 @@ def test_each_broken_variant_fails_exactly_its_check(variant: str) -> None:
     assert not report.ok
 
 
-def test_without_failure_cases_a_streaming_adapter_is_not_conformant() -> None:
+def test_without_failure_cases_the_kit_drives_a_failure_after_deltas_itself() -> None:
     result = run_check("failure.projection", EchoRuntime)
-    assert result.status is CheckStatus.FAILED
-    assert "no failure cases were supplied: give FailureCase values" in result.message
-    assert "or run it against the kit's server with a transport (a Wire)" in result.message
+    assert result.status is CheckStatus.PASSED, result.message
+
+
+class NoFailedAfterDeltas(EchoRuntime):
+    """Bug: once a delta went out, a failure is raised without its Failed event."""
+
+    def execute_streaming(
+        self, request: ExecutionRequest, sink: StreamSink, *, cancel: CancelToken | None = None
+    ) -> ExecutionReceipt:
+        sent = [0]
+
+        def forward(event: Any) -> None:
+            if isinstance(event, Delta):
+                sent[0] += 1
+            elif sent[0] and not isinstance(event, Complete):
+                return  # the Failed after deltas is lost
+            sink(event)
+
+        return super().execute_streaming(request, forward, cancel=cancel)
+
+
+def test_the_kits_own_failure_after_deltas_catches_a_missing_failed() -> None:
+    report = run_conformance(NoFailedAfterDeltas)
+    assert [result.name for result in report.failed_checks] == ["failure.projection"]
+    message = report.check("failure.projection").message
+    assert "cancelled when the first delta arrived (structured-valid) via execute_streaming: " in (
+        message
+    )
+    assert "exactly one Failed must be emitted, got 0 in [Delta]: before raising, send " in message
+    assert report.check("cancellation.token").status is CheckStatus.NOT_RUN
+
+
+class DeafEcho(EchoRuntime):
+    def execute_streaming(
+        self, request: ExecutionRequest, sink: StreamSink, *, cancel: CancelToken | None = None
+    ) -> ExecutionReceipt:
+        return super().execute_streaming(request, sink, cancel=None)
+
+
+def test_a_projection_nothing_could_exercise_is_not_applicable_never_passed() -> None:
+    report = run_conformance(DeafEcho)
+    projection = report.check("failure.projection")
+    assert projection.status is CheckStatus.NOT_APPLICABLE
+    assert projection.message.startswith("not exercised: no failure case was supplied")
+    assert [result.name for result in report.failed_checks] == ["cancellation.token"]
 
 
 def test_without_failure_cases_a_default_streaming_adapter_is_not_judged() -> None:
@@ -386,3 +428,45 @@ def test_a_factory_taking_api_key_receives_the_marker_credential() -> None:
 
     assert run_check("secrets.not_exposed", factory).status is CheckStatus.PASSED
     assert set(received) == {KIT_SECRET}
+
+
+class TextOnlyAlwaysValid(EchoRuntime):
+    """Bug, in a text-only adapter: output_schema_valid is always true."""
+
+    def descriptor(self) -> AdapterDescriptor:
+        return AdapterDescriptor(id="acme-echo", version="1.0.0", capabilities=["text"])
+
+    def _receipt(self, request: ExecutionRequest, output: Any) -> ExecutionReceipt:
+        receipt = super()._receipt(request, output)
+        return ExecutionReceipt(
+            adapter=receipt.adapter,
+            request_fingerprint=receipt.request_fingerprint,
+            output_fingerprint=receipt.output_fingerprint,
+            output=receipt.output,
+            output_schema_valid=True,
+        )
+
+
+def test_a_text_only_adapter_is_judged_on_an_invalid_text_too() -> None:
+    result = run_check("receipt.output_schema_valid", TextOnlyAlwaysValid)
+    assert result.status is CheckStatus.FAILED
+    assert (
+        'text-invalid via execute: the adapter claims output_schema_valid=True but output "maybe"'
+        in (result.message)
+    )
+
+
+class IgnoresFixtures(EchoRuntime):
+    """Always answers the same valid output, whatever the request's fixture says."""
+
+    def _answer(self, request: ExecutionRequest) -> Any:
+        if "structured_output" in request.interaction.required_capabilities:
+            return {"note": "fixed", "ok": True}
+        return "yes"
+
+
+def test_a_validity_check_that_never_saw_an_invalid_output_is_not_a_pass() -> None:
+    result = run_check("receipt.output_schema_valid", IgnoresFixtures)
+    assert result.status is CheckStatus.NOT_APPLICABLE
+    assert result.message.startswith("not exercised: the kit asked for outputs that break")
+    assert "structured-invalid, text-invalid" in result.message

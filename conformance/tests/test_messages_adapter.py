@@ -3,8 +3,9 @@
 The subject is the worked example ``examples/anthropic-style-adapter`` (``acme_messages``): a
 Messages-style HTTP adapter on ``http.client`` whose streams are named events (``event:
 message_start`` / ``content_block_delta`` with ``text_delta`` or ``input_json_delta`` /
-``message_stop``, ``event: error``), with its :class:`~templiqx_conformance.Wire`
-(``messages_wire.MessagesWire``). The clean adapter passes every check; each variant below
+``message_stop``, ``event: error``), through the kit's own
+:class:`~templiqx_conformance.MessagesWire` (``messages_target.WIRE``). The clean adapter
+passes every check; each variant below
 plants one bug from the issue's table, and the check named beside it must fail with a message
 that says what is wrong. Each variant runs only its own check, to keep the run short.
 """
@@ -16,25 +17,29 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
+import msgspec
 import pytest
 from acme_messages import MessagesRuntime, MessagesSettings
 from acme_messages.exchange import Exchange
 from acme_messages.failures import Code, failure
 from acme_messages.messages import StreamReader
 from acme_messages.runtime import schema_accepts
-from messages_wire import MODEL, MessagesWire, make_runtime, target
+from messages_target import MODEL, WIRE, make_runtime, target
+from support.acceptance import assert_caught_alone
 
 from templiqx_conformance import (
+    SSE,
     AdapterTarget,
+    Answer,
     CheckStatus,
     FailureCase,
+    TargetError,
     check_names,
+    fragments,
     run_check,
     run_conformance,
 )
 from templiqx_conformance.loopback import LoopbackServer, RecordedRequest, Reply
-from templiqx_conformance.wire import Answer, fragments
-from templiqx_conformance.wire_rig import opening, render
 from templiqx_contracts import (
     Complete,
     Delta,
@@ -46,16 +51,14 @@ from templiqx_contracts import (
     fingerprint,
     is_tool_answer,
 )
-from templiqx_ports import CancelToken, PortError, StreamSink, failed_event
-
-WIRE = MessagesWire()
+from templiqx_ports import CancelToken, PortError, RuntimeFailureError, StreamSink, failed_event
 
 
 def test_the_clean_adapter_passes_every_check() -> None:
     report = run_conformance(target)
     assert report.ok, "\n".join(check.message for check in report.failed_checks)
     assert [check.name for check in report.checks] == check_names(WIRE)
-    assert report.transport == "acme-messages"
+    assert report.transport == "anthropic-messages"
     not_applicable = [c.name for c in report.checks if c.status is CheckStatus.NOT_APPLICABLE]
     assert not_applicable == ["streaming.default_projection"]
 
@@ -67,11 +70,12 @@ def test_the_clean_adapter_passes_every_check() -> None:
 def author_server() -> Iterator[LoopbackServer]:
     """What an author might point failure cases at: a 503, and an error after two deltas."""
     answer = Answer("author", fragments('{"ok": true, "note": "cut"}'), structured=True)
-    overloaded = [*opening(WIRE, answer, 2), *WIRE.encode_stream_error("overloaded")]
+    opening = list(WIRE.encode_stream(answer))[:5]  # start, ping, block start, two deltas
+    overloaded = [*opening, *(WIRE.encode_stream_error("overloaded") or [])]
     whole = Reply.json({"type": "error", "error": {"type": "overloaded_error", "message": "busy"}})
 
     def mid_stream(request: RecordedRequest) -> Reply:
-        return Reply.stream(render(overloaded)) if WIRE.is_stream_request(request) else whole
+        return Reply.stream(SSE.writes(overloaded)) if WIRE.is_stream_request(request) else whole
 
     routes = {
         "/mid-stream/v1/messages": mid_stream,
@@ -113,6 +117,64 @@ def test_author_failure_cases_pass_against_the_clean_adapter(author_server: Loop
     )
     result = run_check("failure.projection", replace(target, failures=cases))
     assert result.status is CheckStatus.PASSED, result.message
+
+
+# --- failure cases against the kit's own server (one fake server suffices) ----------------------
+
+
+def overloaded_after_two_deltas(request: RecordedRequest) -> Reply:
+    """The kit's server answers a streaming request with two deltas, then an error event."""
+    answer = Answer("author", fragments('{"ok": true, "note": "cut"}'), structured=True)
+    opening = list(WIRE.encode_stream(answer))[:5]  # start, ping, block start, two deltas
+    frames = [*opening, *(WIRE.encode_stream_error("overloaded") or [])]
+    if WIRE.is_stream_request(request):
+        return Reply.stream(SSE.writes(frames))
+    return Reply.error(529, body=WIRE.encode_error(529, "overloaded"))
+
+
+def kit_server_cases(runtime: type[MessagesRuntime]) -> list[FailureCase]:
+    def make(base_url: str, api_key: str) -> MessagesRuntime:
+        return runtime(make_runtime(base_url, api_key).settings)
+
+    def tiny(base_url: str, api_key: str) -> MessagesRuntime:
+        settings = make_runtime(base_url, api_key).settings
+        return runtime(replace(settings, max_response_bytes=8))
+
+    return [
+        FailureCase(
+            code=Code.UNAVAILABLE.value,
+            factory=make,
+            name="overloaded after two deltas, on the kit's server",
+            respond=overloaded_after_two_deltas,
+        ),
+        FailureCase(
+            code=Code.INVALID_RESPONSE.value,
+            factory=tiny,
+            name="an 8-byte response limit, the kit's usual answer",
+        ),
+    ]
+
+
+def test_failure_cases_can_use_the_kits_server_instead_of_their_own() -> None:
+    clean = run_check(
+        "failure.projection", replace(target, failures=kit_server_cases(MessagesRuntime))
+    )
+    assert clean.status is CheckStatus.PASSED, clean.message
+    broken = replace(
+        target, factory=made(NoFailedAfterDeltas), failures=kit_server_cases(NoFailedAfterDeltas)
+    )
+    result = run_check("failure.projection", broken)
+    assert result.status is CheckStatus.FAILED
+    assert (
+        "overloaded after two deltas, on the kit's server via execute_streaming: exactly one "
+        "Failed must be emitted, got 0 in [Delta, Delta]" in result.message
+    )
+
+
+def test_a_failure_case_that_scripts_the_kits_server_needs_a_transport() -> None:
+    case = kit_server_cases(MessagesRuntime)[0]
+    with pytest.raises(TargetError, match="which needs a transport"):
+        AdapterTarget(factory=make_runtime, failures=[case])
 
 
 # --- the planted bugs ---------------------------------------------------------------------------
@@ -399,10 +461,10 @@ UNBOUNDED = {"max_response_bytes": 1 << 40, "max_line_bytes": 1 << 40, "max_stre
 
 PLANTED = [
     Planted(
-        "streamed receipt's output fingerprint differs from execute's",
+        "streamed receipt's output fingerprint does not match its output",
         made(StreamedFingerprintDiffers),
-        "streaming.complete_matches_execute",
-        "the Complete receipt differs:\n    output_fingerprint: execute",
+        "receipt.output_fingerprint",
+        "structured-valid via execute_streaming, Complete event 0: output_fingerprint is",
     ),
     Planted(
         "tool-call arguments left unparsed on the streaming path only",
@@ -428,8 +490,8 @@ PLANTED = [
         "the same, author supplied only HTTP-status failure cases",
         made(NoFailedAfterDeltas),
         "failure.projection",
-        "in-band error after 2 deltas via execute_streaming: exactly one Failed must be emitted, "
-        "got 0 in [Delta, Delta]",
+        "connection dropped after 2 deltas via execute_streaming: exactly one Failed must be "
+        "emitted, got 0 in [Delta, Delta]",
         lambda server: status_cases(NoFailedAfterDeltas, server),
     ),
     Planted(
@@ -487,7 +549,7 @@ PLANTED = [
         "output_schema_valid always true",
         made(SchemaAlwaysValid),
         "receipt.output_schema_valid",
-        "structured-invalid: the adapter claims output_schema_valid=True but output "
+        "structured-invalid via execute: the adapter claims output_schema_valid=True but output "
         '{"note":"ok has the wrong type","ok":"yes"} violates schema',
     ),
     Planted(
@@ -520,7 +582,7 @@ PLANTED = [
         "tool calls judged by the output schema",
         made(CallsJudgedByOutputSchema),
         "receipt.output_schema_valid",
-        "tool-calls: the adapter claims output_schema_valid=False but the tool calls",
+        "tool-calls via execute: the adapter claims output_schema_valid=False but the tool calls",
     ),
     Planted(
         "tool calls judged by their names only",
@@ -545,8 +607,136 @@ def test_every_planted_bug_is_caught_with_a_message_saying_what_is_wrong(
 
 def test_the_wire_answers_in_named_events() -> None:
     answer = Answer("a", fragments("Hi there"))
-    stream = render(WIRE.encode_stream(answer))
+    stream = SSE.writes(WIRE.encode_stream(answer))
     assert stream[0].startswith(b"event: message_start\ndata: {")
     assert stream[-1] == b'event: message_stop\ndata: {"type":"message_stop"}\n\n'
     deltas = [json.loads(w.split(b"data: ", 1)[1]) for w in stream if b"content_block_delta" in w]
     assert [d["delta"]["text"] for d in deltas] == list(answer.fragments)
+
+
+# --- issue #27's acceptance: the same planted bugs, each alone in the full suite ----------------
+
+
+class LaggingReader(StreamReader):
+    """Emits each content piece one event late, and forgets the last one of a block (its delta
+    and its text)."""
+
+    held: list[Delta | ToolCallDelta] | None = None
+
+    def handle(self, event: Any) -> list[Delta | ToolCallDelta]:
+        deltas = super().handle(event)
+        if event.name == "content_block_delta":
+            out, self.held = self.held or [], deltas
+            return out
+        if event.name == "content_block_stop" and self.held:
+            index = json.loads(event.data)["index"]
+            dropped = "".join(
+                d.text if isinstance(d, Delta) else d.arguments_fragment for d in self.held
+            )
+            block = self._blocks[index]
+            block.text = block.text[: len(block.text) - len(dropped)]
+            self.held = None
+        return deltas
+
+
+class DroppedLastChunk(MessagesRuntime):
+    reader_class = LaggingReader
+
+
+class SwallowingReader(StreamReader):
+    def handle(self, event: Any) -> list[Delta | ToolCallDelta]:
+        if event.name == "error":
+            return []  # "a transient error, the stream goes on"
+        return super().handle(event)
+
+
+class SwallowsErrorEvents(MessagesRuntime):
+    reader_class = SwallowingReader
+
+
+class KeyInFailed(MessagesRuntime):
+    """Streamed failures say which key was used, 'to help debugging'."""
+
+    def _stream(self, request: Any, sink: StreamSink, cancel: CancelToken | None) -> Any:
+        try:
+            return super()._stream(request, sink, cancel)
+        except RuntimeFailureError as error:
+            said = f"{error.failure.detail} (key {self.settings.api_key})"
+            raise RuntimeFailureError(msgspec.structs.replace(error.failure, detail=said)) from None
+
+
+class StreamedFingerprintOfText(MessagesRuntime):
+    """The streamed receipt fingerprints the JSON text it read, not the output it carries."""
+
+    def _stream(self, request: Any, sink: StreamSink, cancel: CancelToken | None) -> Any:
+        texts: list[str] = []
+
+        def keep(event: StreamEvent) -> None:
+            if isinstance(event, Delta):
+                texts.append(event.text)
+            sink(event)
+
+        receipt = super()._stream(request, keep, cancel)
+        return ExecutionReceipt(
+            adapter=receipt.adapter,
+            request_fingerprint=receipt.request_fingerprint,
+            output_fingerprint=fingerprint("".join(texts)),
+            output=receipt.output,
+            output_schema_valid=receipt.output_schema_valid,
+        )
+
+
+ACCEPTANCE = [
+    (
+        "dropped last chunk",
+        DroppedLastChunk,
+        "streaming.complete_matches_execute",
+        "the deltas stop short of the answer",
+    ),
+    (
+        "two terminal events",
+        TwoTerminals,
+        "streaming.event_order",
+        "emit deltas, then exactly one Complete (success) or one Failed (failure) as the last",
+    ),
+    (
+        "a swallowed mid-stream error event",
+        SwallowsErrorEvents,
+        "transport.in_band_error",
+        "an in-band error must fail the call",
+    ),
+    (
+        "a credential in a Failed message",
+        KeyInFailed,
+        "secrets.not_exposed",
+        "no credential may leave the adapter (DECISIONS 10): redact it",
+    ),
+    (
+        "cancellation ignored between reads",
+        CheckedBeforeSending,
+        "cancellation.token",
+        "look at the token between reads",
+    ),
+    (
+        "output_schema_valid always true",
+        SchemaAlwaysValid,
+        "receipt.output_schema_valid",
+        "compute the flag by validating the output against interaction.output_schema",
+    ),
+    (
+        "a streamed receipt whose fingerprint does not match its output",
+        StreamedFingerprintOfText,
+        "receipt.output_fingerprint",
+        "set it to templiqx_contracts.fingerprint(output)",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("bug", "runtime", "check", "fix"), ACCEPTANCE, ids=[a[0] for a in ACCEPTANCE]
+)
+def test_each_planted_bug_is_caught_alone_with_a_leading_message_naming_the_fix(
+    bug: str, runtime: type[MessagesRuntime], check: str, fix: str
+) -> None:
+    report = run_conformance(replace(target, factory=made(runtime)))
+    assert_caught_alone(report, check, fix)

@@ -9,14 +9,21 @@ from typing import Any
 import pytest
 from support.mini_openai import Code, MiniOpenAI, failure
 
-from templiqx_conformance import Answer, CheckStatus, check_names, run_check, run_conformance
+from templiqx_conformance import (
+    SSE,
+    AdapterTarget,
+    Answer,
+    CheckStatus,
+    OpenAIWire,
+    check_names,
+    fragments,
+    run_check,
+    run_conformance,
+)
+from templiqx_conformance.checks.transport.common import boundary_replies
 from templiqx_conformance.loopback import Reply
-from templiqx_conformance.openai_wire import OpenAIWire
 from templiqx_conformance.probes import STOCK, STRUCTURED_VALID, TEXT, TOOL_CALLS, WEATHER
-from templiqx_conformance.target import AdapterTarget
-from templiqx_conformance.transport_streams import boundary_replies
-from templiqx_conformance.wire import fragments
-from templiqx_conformance.wire_rig import WireRig, answer_for, render, with_keepalives
+from templiqx_conformance.rig.wire_rig import WireRig, answer_for, with_keepalives
 from templiqx_contracts import CompiledInteraction, ExecutionReceipt, ToolCallDelta
 from templiqx_ports import RuntimeAdapter, RuntimeFailureError
 
@@ -44,7 +51,7 @@ def test_content_streams_cut_answers_into_token_sized_fragments() -> None:
     assert [delta.text for delta in answer.expected_deltas()] == list(answer.fragments)  # type: ignore[union-attr]
     whole = WIRE.encode_whole(answer)
     assert whole["choices"][0]["message"]["content"] == STRUCTURED_VALID.content
-    writes = render(WIRE.encode_stream(answer))
+    writes = SSE.writes(WIRE.encode_stream(answer))
     assert writes[-1] == b"data: [DONE]\n\n"
     usage = json.loads(writes[-2][len(b"data: ") :])
     assert usage["choices"] == []
@@ -52,8 +59,10 @@ def test_content_streams_cut_answers_into_token_sized_fragments() -> None:
 
 
 def test_keepalive_streams_carry_comment_lines() -> None:
-    writes = with_keepalives(render(WIRE.encode_stream(answer_for(TEXT)), "\r\n"), "\r\n")
-    assert b": keep-alive\r\n\r\n" in writes
+    keepalive = SSE.keepalive("\r\n")
+    assert keepalive == b": keep-alive\r\n\r\n"
+    writes = with_keepalives(SSE.writes(WIRE.encode_stream(answer_for(TEXT)), "\r\n"), keepalive)
+    assert keepalive in writes
     assert writes[0] == writes[-2] == b": keep-alive\r\n\r\n"
 
 
@@ -79,7 +88,12 @@ def test_tool_call_streams_open_each_call_with_its_name_then_send_fragments() ->
 def test_boundary_replies_put_a_write_boundary_at_every_offset() -> None:
     data = bytes(range(200))
     offsets: set[int] = set()
-    for _label, reply in boundary_replies(data, window=16):
+    rig = WireRig(AdapterTarget(factory=MiniOpenAI, transport="openai"))
+    try:
+        replies = boundary_replies(rig, data, window=16)
+    finally:
+        rig.close()
+    for _label, reply in replies:
         position = 0
         for chunk in reply.chunks or []:
             piece = chunk if isinstance(chunk, bytes) else chunk.data
@@ -159,7 +173,7 @@ class LeaksProviderText(MiniOpenAI):
     """Repeats whatever the provider said, control characters and all, uncapped."""
 
     def in_band_error(self) -> RuntimeFailureError:
-        from templiqx_conformance.wire_rig import PROVIDER_CONTROL, PROVIDER_HEAD, PROVIDER_TAIL
+        from templiqx_conformance.rig.wire_rig import PROVIDER_CONTROL, PROVIDER_HEAD, PROVIDER_TAIL
 
         return failure(
             Code.UNAVAILABLE, f"{PROVIDER_HEAD} said{PROVIDER_CONTROL} ... {PROVIDER_TAIL}"
@@ -208,7 +222,7 @@ class WrongPath(MiniOpenAI):
 BROKEN: list[tuple[Callable[[str], MiniOpenAI], str, str]] = [
     (NaiveLines, "transport.content_stream", "byte-boundary split patterns"),
     (LfOnly, "transport.crlf", "CRLF"),
-    (KeepaliveDelta, "transport.keepalive_and_usage", 'expected {"kind":"Delta"'),
+    (KeepaliveDelta, "transport.idle_events", 'expected {"kind":"Delta"'),
     (ForgetsToolNames, "transport.tool_calls", "get_stock_price"),
     (LeaksProviderText, "transport.in_band_error", "uncapped; cut it to about 300 characters"),
     (EndIsDone, "transport.truncation", "execute_streaming must raise the failure"),
@@ -249,7 +263,7 @@ def test_a_default_streaming_http_adapter_is_held_to_one_complete() -> None:
 
 
 def test_served_streams_parse_back_to_their_answer() -> None:
-    writes = render(WIRE.encode_stream(answer_for(TEXT)))
+    writes = SSE.writes(WIRE.encode_stream(answer_for(TEXT)))
     text = ""
     for write in writes:
         payload = write.decode().removeprefix("data: ").strip()

@@ -23,15 +23,15 @@ def test_a_conftest_fixture_yields_one_test_per_check(pytester: pytest.Pytester)
         """
     )
     result = pytester.runpytest_inprocess(*QUIET, "-v", "-rs")
-    # The example overrides streaming, so without failure cases its failure projection goes
-    # unproven (failed); it holds no credential (secrets skipped) and declares no tool_calling
-    # (tools.declared_calls skipped).
-    result.assert_outcomes(passed=FIXTURE_SUITE - 4, failed=1, skipped=3)
+    # Without failure cases the kit drives its own failure after deltas (the token set at the
+    # first delta), so failure.projection passes; the example holds no credential (secrets
+    # skipped), declares no tool_calling (tools.declared_calls skipped) and streams
+    # (default_projection skipped).
+    result.assert_outcomes(passed=FIXTURE_SUITE - 3, skipped=3)
     result.stdout.fnmatch_lines(
         [
             "conftest.py::templiqx-conformance::descriptor.well_formed PASSED*",
-            "*failure.projection: an adapter that overrides execute_streaming must show how it "
-            "projects failures, but no failure cases were supplied*",
+            "conftest.py::templiqx-conformance::failure.projection PASSED*",
             "*streaming.default_projection does not apply*",
             "*secrets.not_exposed does not apply: no secret to look for*",
             "*tools.declared_calls does not apply: the adapter does not declare 'tool_calling'*",
@@ -75,12 +75,27 @@ def test_a_broken_adapter_in_a_test_module_fails_its_test_with_the_message(
             pass
         """
     )
-    result = pytester.runpytest_inprocess(*QUIET)
-    result.assert_outcomes(passed=FIXTURE_SUITE - 4 + 1, failed=1, skipped=3)
+    result = pytester.runpytest_inprocess(*QUIET, "-rfs")
+    # One bug, one failure: the checks building on the stream order are not run.
+    not_run = [
+        "streaming.complete_matches_execute",
+        "streaming.deltas_match_output",
+        "failure.projection",
+        "cancellation.token",
+        "tools.declared_calls",
+    ]
+    result.assert_outcomes(passed=FIXTURE_SUITE - 3 - len(not_run) + 1, failed=1, skipped=7)
     result.stdout.fnmatch_lines(
         [
             "*exactly one terminal event*",
+            "*templiqx conformance: fix first*",
+            "test_kit.py::templiqx-conformance::streaming.event_order: structured-valid: stream "
+            "has 2 terminal events*",
             "FAILED test_kit.py::templiqx-conformance::streaming.event_order*",
+            "*streaming.complete_matches_execute: not run: depends on streaming.event_order, "
+            "which failed; fix streaming.event_order first*",
+            "*cancellation.token: not run: depends on failure.projection, not run either; fix "
+            "streaming.event_order first*",
         ]
     )
 

@@ -32,6 +32,12 @@ REPORT = ConformanceReport(
         CheckResult(
             name="c.na", invariant="c holds", status=CheckStatus.NOT_APPLICABLE, message="why"
         ),
+        CheckResult(
+            name="d.after_b",
+            invariant="d holds",
+            status=CheckStatus.NOT_RUN,
+            message="not run: depends on b.fail, which failed; fix b.fail first",
+        ),
     ],
 )
 
@@ -44,19 +50,32 @@ def test_the_report_round_trips_through_json() -> None:
 
 def test_the_report_finds_checks_and_failures() -> None:
     assert [check.name for check in REPORT.failed_checks] == ["b.fail"]
+    assert REPORT.root_cause is REPORT.checks[1]
     assert REPORT.check("c.na").status is CheckStatus.NOT_APPLICABLE
     with pytest.raises(KeyError):
         REPORT.check("missing")
 
 
-def test_the_table_lists_every_check_with_messages_under_failures() -> None:
+def test_the_table_leads_with_the_root_cause_and_lists_every_check() -> None:
     table = render_table(REPORT)
-    assert "acme 1.0.0" in table
+    lines = table.splitlines()
+    assert "acme 1.0.0" in lines[0]
+    assert lines[2] == "fix first: b.fail: it did not"
     assert "PASS  a.pass" in table
     assert "FAIL  b.fail" in table
     assert "N/A   c.na" in table
+    assert "----  d.after_b" in table
     assert "  it did not" in table
-    assert table.rstrip().endswith("1 passed, 1 failed, 1 not applicable: NOT conformant")
+    assert table.rstrip().endswith(
+        "1 passed, 1 failed, 1 not applicable, 1 not run: NOT conformant"
+    )
+
+
+def test_a_conformant_table_has_no_root_cause_line() -> None:
+    passed = msgspec.structs.replace(REPORT, ok=True, checks=REPORT.checks[:1])
+    table = render_table(passed)
+    assert "fix first" not in table
+    assert table.rstrip().endswith("1 passed, 0 failed, 0 not applicable: conformant")
 
 
 SCHEMA = {

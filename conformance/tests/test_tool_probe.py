@@ -13,20 +13,21 @@ import copy
 from typing import Any
 
 import pytest
-from acme_messages import MessagesRuntime
-from messages_wire import MessagesWire, make_runtime
+from acme_messages import OUTPUT_TOOL, MessagesRuntime
+from messages_target import make_runtime
 
-from templiqx_conformance import AdapterTarget, CheckStatus, Wire, run_check
-from templiqx_conformance.openai_wire import tool_fields
+from templiqx_conformance import AdapterTarget, CheckStatus, MessagesWire, Wire, run_check
 from templiqx_conformance.probes import (
     DECLARED_TOOLS,
+    ONE_TOOL_DECLARED,
     PROBES,
     TOOL_CALLS,
+    TOOL_FORCED,
     applicable_probes,
     tool_interaction,
 )
-from templiqx_conformance.tool_probe import ONE_TOOL_DECLARED, TOOL_FORCED
-from templiqx_conformance.wire import declared_tool_problems
+from templiqx_conformance.wires import declared_tool_problems
+from templiqx_conformance.wires.openai import tool_fields
 from templiqx_contracts import (
     AdapterDescriptor,
     Complete,
@@ -204,7 +205,8 @@ def test_adapters_without_tool_calling_are_not_probed() -> None:
         (
             BySchema,
             "receipt.output_schema_valid",
-            "tool-calls: the adapter claims output_schema_valid=False but the tool calls",
+            "tool-calls via execute: the adapter claims output_schema_valid=False but the tool "
+            "calls",
         ),
         (
             WrongFragments,
@@ -294,7 +296,7 @@ def tools_left_out(base_url: str, api_key: str) -> ToolsLeftOut:
 
 
 def test_over_a_wire_the_default_catches_tools_left_out_of_the_request() -> None:
-    wire = ProviderNeutralWire()
+    wire = ProviderNeutralWire(output_tool=OUTPUT_TOOL)
     clean = run_check(CHECK, AdapterTarget(factory=make_runtime, transport=wire))
     assert clean.status is CheckStatus.PASSED, clean.message
     result = run_check(CHECK, AdapterTarget(factory=tools_left_out, transport=wire))

@@ -1,6 +1,6 @@
 """The wire hook's plumbing: transports by name, the plugin and command, recordings, provider text.
 
-The Messages-style example (``acme_messages`` with ``messages_wire``) is the subject; the
+The Messages-style example (``acme_messages`` with ``messages_target``) is the subject; the
 planted bugs of issue #17 are in ``test_messages_adapter.py``.
 """
 
@@ -13,22 +13,24 @@ from typing import Any
 import pytest
 from acme_messages import MessagesRuntime
 from acme_messages.failures import Code, failure
+from acme_messages.messages import StreamReader
 from messages_recordings import RECORDINGS
-from messages_wire import MessagesWire, make_runtime, target
+from messages_target import WIRE, make_runtime, target
 
 from templiqx_conformance import (
     AdapterTarget,
     CheckStatus,
-    Recording,
+    MessagesWire,
+    OpenAIWire,
     TargetError,
     check_names,
     run_check,
     transport_names,
 )
 from templiqx_conformance.cli import main
-from templiqx_conformance.openai_wire import OpenAIWire
 from templiqx_conformance.probes import PROBES
-from templiqx_conformance.transports import resolve_wire
+from templiqx_conformance.wires.registry import resolve_wire
+from templiqx_contracts import AdapterDescriptor
 from templiqx_ports import RuntimeFailureError
 
 QUIET = ("-p", "no:cacheprovider", "-p", "no:hypothesispytest", "-p", "no:anyio")
@@ -40,36 +42,39 @@ QUIET = ("-p", "no:cacheprovider", "-p", "no:hypothesispytest", "-p", "no:anyio"
 def test_transports_resolve_by_name_reference_or_value() -> None:
     assert transport_names()[0] == "openai"
     assert isinstance(resolve_wire("openai"), OpenAIWire)
-    assert isinstance(resolve_wire("messages_wire:MessagesWire"), MessagesWire)
-    wire = MessagesWire()
-    assert resolve_wire(wire) is wire
+    assert isinstance(resolve_wire("anthropic-messages"), MessagesWire)
+    assert resolve_wire("messages_target:WIRE") is WIRE
+    assert resolve_wire(WIRE) is WIRE
     with pytest.raises(TargetError, match="unknown transport 'grpc': the kit knows openai"):
         resolve_wire("grpc")
     with pytest.raises(TargetError, match=r"must be a templiqx_conformance\.Wire .* got str"):
-        resolve_wire("messages_wire:MODEL")
+        resolve_wire("messages_target:MODEL")
     with pytest.raises(TargetError, match="could not make a Wire: make_runtime"):
-        resolve_wire("messages_wire:make_runtime")
+        resolve_wire("messages_target:make_runtime")
 
 
 def test_registered_wires_are_found_through_entry_points(monkeypatch: pytest.MonkeyPatch) -> None:
-    from templiqx_conformance import transports
+    from templiqx_conformance.wires import registry as transports
+
+    class AcmeWire(MessagesWire):
+        name = "acme-messages"
 
     class Point:
         name = "acme-messages"
 
         def load(self) -> Any:
-            return MessagesWire
+            return AcmeWire
 
     monkeypatch.setattr(transports, "_registered", lambda: {"acme-messages": Point()})
-    assert transport_names() == ["openai", "acme-messages"]
-    assert isinstance(resolve_wire("acme-messages"), MessagesWire)
+    assert transport_names() == ["openai", "anthropic-messages", "ollama", "acme-messages"]
+    assert isinstance(resolve_wire("acme-messages"), AcmeWire)
     assert AdapterTarget(factory=make_runtime, transport="acme-messages").transport_name == (
         "acme-messages"
     )
 
 
 def test_every_wire_runs_the_same_checks() -> None:
-    assert check_names(MessagesWire()) == check_names("openai")
+    assert check_names(WIRE) == check_names("openai") == check_names("ollama")
     assert check_names("openai")[: len(check_names())] == check_names()
 
 
@@ -92,11 +97,11 @@ def test_the_wire_fixtures_select_the_transport_suite(pytester: pytest.Pytester)
     pytester.makeconftest(
         """
         import pytest
-        from messages_wire import MessagesWire, make_runtime
+        from messages_target import WIRE, make_runtime
 
         @pytest.fixture
         def templiqx_wire():
-            return MessagesWire()
+            return WIRE
 
         @pytest.fixture
         def templiqx_wire_adapter_factory():
@@ -122,7 +127,7 @@ def test_a_wire_suite_without_its_wire_says_which_fixture_is_missing(
     pytester.makeconftest(
         """
         import pytest
-        from messages_wire import make_runtime
+        from messages_target import make_runtime
 
         @pytest.fixture
         def templiqx_wire_adapter_factory():
@@ -138,15 +143,15 @@ def test_the_command_runs_a_wire_by_reference(capsys: pytest.CaptureFixture[str]
     code = main(
         [
             "run",
-            "messages_wire:make_runtime",
+            "messages_target:make_runtime",
             "--transport",
-            "messages_wire:MessagesWire",
+            "messages_target:WIRE",
             "--check",
             "transport.request_shape",
         ]
     )
     assert code == 0
-    assert "over the acme-messages transport" in capsys.readouterr().out
+    assert "over the anthropic-messages transport" in capsys.readouterr().out
 
 
 # --- recordings ---------------------------------------------------------------------------------
@@ -183,18 +188,89 @@ def test_an_adapter_completing_a_cut_stream_fails_the_recording_cuts_and_truncat
     broken = replace(target, factory=make, recordings=[RECORDINGS[0]])
     recordings = run_check("transport.recordings", broken)
     assert recordings.status is CheckStatus.FAILED
-    assert "text-stream: cuts at event boundaries: " in recordings.message
+    assert "text-stream: cuts at SSE frame boundaries: " in recordings.message
     assert "execute_streaming must raise the failure, but it returned" in recordings.message
     truncation = run_check("transport.truncation", broken)
     assert truncation.status is CheckStatus.FAILED
-    assert "streams cut at an event boundary:" in truncation.message
+    assert "streams cut at a frame boundary:" in truncation.message
     assert "execute_streaming must raise the failure" in truncation.message
 
 
-def test_a_recording_for_a_capability_the_adapter_lacks_is_reported() -> None:
-    odd = Recording(name="vision", output=None, stream=b"", capability="vision")
-    result = run_check("transport.recordings", replace(target, recordings=[odd]))
-    assert "vision: the adapter does not declare 'vision'" in result.message
+class NoToolCalling(MessagesRuntime):
+    """Declares no tool_calling (so the kit never sends it declared tools) but parses calls."""
+
+    def descriptor(self) -> AdapterDescriptor:
+        full = super().descriptor()
+        kept = [c for c in full.capabilities if c != "tool_calling"]
+        return AdapterDescriptor(id=full.id, version=full.version, capabilities=kept)
+
+
+class CallsLostReader(StreamReader):
+    """Bug: tool_use blocks are dropped from the streamed answer."""
+
+    def handle(self, event: Any) -> list[Any]:
+        deltas = super().handle(event)
+        if self.done:
+            self.reply.blocks = [b for b in self.reply.blocks if b.kind != "tool_use"]
+        return deltas
+
+
+class CallsLost(NoToolCalling):
+    reader_class = CallsLostReader
+
+
+def test_tool_use_recordings_run_for_adapters_without_tool_calling() -> None:
+    def clean(base_url: str, api_key: str) -> MessagesRuntime:
+        return NoToolCalling(make_runtime(base_url, api_key).settings)
+
+    def broken(base_url: str, api_key: str) -> MessagesRuntime:
+        return CallsLost(make_runtime(base_url, api_key).settings)
+
+    tool_use = [r for r in RECORDINGS if r.capability == "tool_calling"]
+    assert tool_use
+    result = run_check("transport.recordings", replace(target, factory=clean, recordings=tool_use))
+    assert result.status is CheckStatus.PASSED, result.message
+    result = run_check("transport.recordings", replace(target, factory=broken, recordings=tool_use))
+    assert result.status is CheckStatus.FAILED
+    assert "text-then-two-tool-calls (stream): the output is" in result.message
+
+
+def test_a_recording_may_declare_the_failure_it_must_produce() -> None:
+    refusal = next(r for r in RECORDINGS if r.failure is not None)
+    result = run_check("transport.recordings", replace(target, recordings=[refusal]))
+    assert result.status is CheckStatus.PASSED, result.message
+    wrong = replace(refusal, failure="TQX_RUNTIME_UNAVAILABLE")
+    result = run_check("transport.recordings", replace(target, recordings=[wrong]))
+    assert result.status is CheckStatus.FAILED
+    assert "refusal (whole): raised PermanentFailureError [TQX_RUNTIME_PERMANENT]" in result.message
+    assert "expected TQX_RUNTIME_UNAVAILABLE" in result.message
+    assert (
+        "refusal (stream): raised code 'TQX_RUNTIME_PERMANENT', expected "
+        "'TQX_RUNTIME_UNAVAILABLE'" in result.message
+    )
+    with pytest.raises(TargetError, match="failure must be a runtime failure code"):
+        replace(target, recordings=[replace(refusal, failure="TQX_NOPE")])
+
+
+def test_a_recording_is_served_with_one_content_type() -> None:
+    seen: list[list[str]] = []
+
+    class Watching(MessagesRuntime):
+        def _exchange(self, body: Any, *, stream: bool, cancel: Any) -> Any:
+            exchange = super()._exchange(body, stream=stream, cancel=cancel)
+            assert exchange._response is not None
+            seen.append(exchange._response.headers.get_all("Content-Type") or [])
+            return exchange
+
+    def make(base_url: str, api_key: str) -> MessagesRuntime:
+        return Watching(make_runtime(base_url, api_key).settings)
+
+    odd = replace(RECORDINGS[0], content_type="text/event-stream; charset=utf-8")
+    result = run_check("transport.recordings", replace(target, factory=make, recordings=[odd]))
+    assert result.status is CheckStatus.PASSED, result.message
+    assert seen
+    assert all(len(types) == 1 for types in seen), seen
+    assert ["text/event-stream; charset=utf-8"] in seen
 
 
 # --- provider text (DECISIONS 20) -------------------------------------------------------------
@@ -226,9 +302,9 @@ def test_provider_text_must_be_sanitised_capped_and_redacted() -> None:
 
 def test_the_clean_adapter_shows_provider_text_sanitised() -> None:
     from templiqx_conformance.loopback import LoopbackServer, Reply
-    from templiqx_conformance.wire_rig import PROVIDER_HEAD
+    from templiqx_conformance.rig.wire_rig import PROVIDER_HEAD
 
-    body = MessagesWire().encode_error(429, f"{PROVIDER_HEAD}: slow down\x1b[2J (sk-secret-key)")
+    body = WIRE.encode_error(429, f"{PROVIDER_HEAD}: slow down\x1b[2J (sk-secret-key)")
     with LoopbackServer(routes={"/v1/messages": Reply.error(429, body=body)}) as server:
         runtime = make_runtime(server.base_url, "sk-secret-key")
         port = server.port
@@ -237,3 +313,24 @@ def test_the_clean_adapter_shows_provider_text_sanitised() -> None:
     text = str(caught.value)
     assert f"{PROVIDER_HEAD}: slow down [2J ([redacted])" in text
     assert f"127.0.0.1:{port} returned HTTP 429" in text
+
+
+def test_the_provider_echoes_only_the_credentials_a_request_carried() -> None:
+    """A declared secret the adapter never holds is never put in its way (no false leaks)."""
+
+    def fixed_key(base_url: str) -> MessagesRuntime:
+        return make_runtime(base_url, "sk-fixed-key-1234")
+
+    def raw(base_url: str) -> MessagesRuntime:
+        return ShowsProviderTextRaw(make_runtime(base_url, "sk-fixed-key-1234").settings)
+
+    held_elsewhere = AdapterTarget(factory=raw, transport=WIRE, secrets=["sk-someone-else-5678"])
+    result = run_check("secrets.not_exposed", held_elsewhere)
+    assert result.status is CheckStatus.PASSED, result.message
+    held = AdapterTarget(factory=raw, transport=WIRE, secrets=["sk-fixed-key-1234"])
+    result = run_check("secrets.not_exposed", held)
+    assert result.status is CheckStatus.FAILED
+    assert "declared secret #1 (17 characters) appears in the raised error" in result.message
+    assert "sk-fixed-key-1234" not in result.message
+    clean = AdapterTarget(factory=fixed_key, transport=WIRE, secrets=["sk-fixed-key-1234"])
+    assert run_check("secrets.not_exposed", clean).status is CheckStatus.PASSED

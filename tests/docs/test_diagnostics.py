@@ -1,6 +1,6 @@
 """The diagnostic reference lists exactly the codes the code can emit, each with a fix hint.
 
-"Can emit": every ``TQX_*`` string literal in the source of the eleven distributions, plus the
+"Can emit": every ``TQX_*`` string literal in the source of the distributions, plus the
 code registries (``templiqx_core.CORE_CODES``, ``templiqx_application.APPLICATION_CODES`` and
 ``PORT_CODES``, ``templiqx_ports.RuntimeFailureCode``). Every such code must appear in
 docs/reference/diagnostics.md and have a fix hint in a registry; every code the reference, the
@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from templiqx_application import APPLICATION_CODES, PORT_CODES, fix_hint
+from templiqx_application import APPLICATION_CODES, BATCH_CODES, PORT_CODES, fix_hint
 from templiqx_core import CORE_CODES
 from templiqx_ports import RuntimeFailureCode
 
@@ -40,6 +40,7 @@ def registered_codes() -> set[str]:
         set(CORE_CODES)
         | set(APPLICATION_CODES)
         | set(PORT_CODES)
+        | set(BATCH_CODES)
         | {code.value for code in RuntimeFailureCode}
     )
 
@@ -58,7 +59,7 @@ def test_every_emitted_code_is_in_the_reference() -> None:
 
 
 def test_every_emitted_code_has_a_fix_hint() -> None:
-    hinted = set(CORE_CODES) | set(APPLICATION_CODES) | set(PORT_CODES)
+    hinted = set(CORE_CODES) | set(APPLICATION_CODES) | set(PORT_CODES) | set(BATCH_CODES)
     missing = {code: sorted(files) for code, files in emitted_codes().items() if code not in hinted}
     assert missing == {}, "add the code with a fix hint to its layer's registry"
 

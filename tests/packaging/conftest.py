@@ -17,7 +17,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 
-# distribution -> (project folder, import name); the eleven the project publishes.
+# distribution -> (project folder, import name); the twelve the project publishes.
 DISTRIBUTIONS: dict[str, tuple[Path, str]] = {
     "templiqx-contracts": (REPO / "packages" / "templiqx-contracts", "templiqx_contracts"),
     "templiqx-ports": (REPO / "packages" / "templiqx-ports", "templiqx_ports"),
@@ -35,6 +35,7 @@ DISTRIBUTIONS: dict[str, tuple[Path, str]] = {
     ),
     "templiqx-cli": (REPO / "packages" / "templiqx-cli", "templiqx_cli"),
     "templiqx-mcp": (REPO / "packages" / "templiqx-mcp", "templiqx_mcp"),
+    "templiqx-ray": (REPO / "packages" / "templiqx-ray", "templiqx_ray"),
     "templiqx-conformance": (REPO / "conformance", "templiqx_conformance"),
 }
 

@@ -60,6 +60,7 @@ PLANS: dict[str, tuple[str, tuple[str, str] | None]] = {
     "templiqx-runtime-langfuse": ("smoke_runtime_langfuse.py", None),
     "templiqx-cli": ("smoke_cli.py", None),
     "templiqx-mcp": ("smoke_mcp.py", None),
+    "templiqx-ray": ("smoke_ray.py", None),
     "templiqx-conformance": ("smoke_conformance.py", None),
 }
 

@@ -93,12 +93,12 @@ def test_package_readme_links_work_on_pypi(dist: Dist) -> None:
     assert relative == [], f"{dist.name}/README.md: use absolute URLs (PyPI shows this file)"
 
 
-def test_the_eleven_distributions_are_the_workspace_members(all_dists: list[Dist]) -> None:
+def test_the_twelve_distributions_are_the_workspace_members(all_dists: list[Dist]) -> None:
     root = Path(__file__).resolve().parents[2]
     members = sorted(p.parent for p in root.glob("packages/*/pyproject.toml"))
     members.append(root / "conformance")
     assert sorted(d.folder for d in all_dists) == sorted(members)
-    assert len(all_dists) == 11
+    assert len(all_dists) == 12
     for dist in all_dists:
         assert dist.project["name"] == dist.name
         assert (dist.folder / "src" / dist.module / "__init__.py").is_file()

@@ -21,7 +21,7 @@ from templiqx_conformance.loopback import (
     Reply,
     sse_frame,
 )
-from templiqx_conformance.openai_wire import stream_chunk
+from templiqx_conformance.wires.openai import stream_chunk
 from templiqx_contracts import Delta, Failed, StreamEvent
 from templiqx_local import compose
 from templiqx_runtime_openai import OpenAIRuntime, OpenAISettings

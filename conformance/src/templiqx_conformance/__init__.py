@@ -11,22 +11,20 @@ Three ways in, one set of named checks:
 * the library: :func:`run_conformance` returns a :class:`ConformanceReport`;
   :func:`replay_scenarios` replays reference scenario manifests (``[scenarios]`` extra).
 
-An HTTP adapter for a provider the kit does not know is proven through a :class:`Wire`: a few
-methods saying how that provider writes an answer, an error and a stream; the kit's loopback
-server then plays the model in those bytes (see :mod:`templiqx_conformance.wire`).
+An HTTP adapter is proven against the kit's loopback server, which plays the model in the bytes
+a :class:`Wire` describes: how the provider frames a stream (:data:`SSE`, named events or not;
+:data:`NDJSON`; :data:`JSON_ARRAY`; :data:`WHOLE_BODY`) and reports errors. The kit ships wires
+for OpenAI chat completions, a Messages-style API and Ollama.
+
+The package's parts: ``wires`` (the wire hook and the shipped wires), ``rig`` (making and
+calling adapters, the server playing the model), ``checks`` (every check and what it builds
+on), ``loopback`` (the HTTP test server, standard library only), and the entry points
+``runner``, ``plugin`` and ``cli``.
 """
 
+from templiqx_conformance.errors import TargetError
 from templiqx_conformance.loopback import SSEEvent
-from templiqx_conformance.probes import (
-    KIT_COMPILER,
-    PROBES,
-    STRUCTURED_SCHEMA,
-    Probe,
-    structured_interaction,
-    text_interaction,
-    tool_interaction,
-    without_fixture_output,
-)
+from templiqx_conformance.probes import without_fixture_output
 from templiqx_conformance.report import (
     REPORT_API_VERSION,
     CheckResult,
@@ -34,58 +32,54 @@ from templiqx_conformance.report import (
     ConformanceReport,
     render_table,
 )
-from templiqx_conformance.rig import KIT_SECRET
-from templiqx_conformance.runner import (
-    KIT_VERSION,
-    check_names,
-    run_check,
-    run_conformance,
-)
+from templiqx_conformance.rig.rig import KIT_SECRET
+from templiqx_conformance.runner import KIT_VERSION, check_names, run_check, run_conformance
 from templiqx_conformance.scenarios import replay_scenarios
-from templiqx_conformance.target import (
-    TRANSPORTS,
-    AdapterFactory,
-    AdapterTarget,
-    FailureCase,
-    TargetError,
-    TransportAdapterFactory,
-)
-from templiqx_conformance.transports import transport_names
-from templiqx_conformance.wire import (
-    WIRE_ENTRY_POINTS,
+from templiqx_conformance.target import AdapterTarget, FailureCase
+from templiqx_conformance.wires import (
+    JSON_ARRAY,
+    NDJSON,
+    SSE,
+    WHOLE_BODY,
     Answer,
+    Framing,
+    MessagesWire,
+    OllamaWire,
+    OpenAIWire,
+    Raw,
     Recording,
     ToolCall,
     UnrepresentableError,
     Wire,
     WireFault,
     fragments,
+    transport_names,
 )
 
 __version__ = KIT_VERSION
 
 __all__ = [
-    "KIT_COMPILER",
+    "JSON_ARRAY",
     "KIT_SECRET",
-    "KIT_VERSION",
-    "PROBES",
+    "NDJSON",
     "REPORT_API_VERSION",
-    "STRUCTURED_SCHEMA",
-    "TRANSPORTS",
-    "WIRE_ENTRY_POINTS",
-    "AdapterFactory",
+    "SSE",
+    "WHOLE_BODY",
     "AdapterTarget",
     "Answer",
     "CheckResult",
     "CheckStatus",
     "ConformanceReport",
     "FailureCase",
-    "Probe",
+    "Framing",
+    "MessagesWire",
+    "OllamaWire",
+    "OpenAIWire",
+    "Raw",
     "Recording",
     "SSEEvent",
     "TargetError",
     "ToolCall",
-    "TransportAdapterFactory",
     "UnrepresentableError",
     "Wire",
     "WireFault",
@@ -96,9 +90,6 @@ __all__ = [
     "replay_scenarios",
     "run_check",
     "run_conformance",
-    "structured_interaction",
-    "text_interaction",
-    "tool_interaction",
     "transport_names",
     "without_fixture_output",
 ]

@@ -29,15 +29,12 @@ from typing import Any
 
 import msgspec
 
+from templiqx_conformance.errors import TargetError
+from templiqx_conformance.references import load_object
 from templiqx_conformance.report import ConformanceReport, render_table
 from templiqx_conformance.runner import checks_for, run_conformance
-from templiqx_conformance.target import (
-    AdapterTarget,
-    FailureCase,
-    TargetError,
-    load_object,
-)
-from templiqx_conformance.transports import transport_names
+from templiqx_conformance.target import AdapterTarget, FailureCase
+from templiqx_conformance.wires.registry import transport_names
 
 __all__ = ["main", "plugin"]
 
@@ -50,7 +47,8 @@ examples:
   {prog} run templiqx_application:DeterministicFakeRuntime
   {prog} run my_adapter:create_runtime --failures my_adapter:failure_cases --json
   {prog} run my_adapter:Client --transport openai --check transport.tool_calls
-  {prog} run my_adapter:make --transport my_adapter_kit:MessagesWire
+  {prog} run my_adapter:make --transport ollama
+  {prog} run my_adapter:make --transport my_adapter_kit:ChatWire
   {prog} scenarios path/to/package/scenarios
 
 MODULE:FACTORY names an importable object: an adapter class, a zero-argument factory, a factory
@@ -98,8 +96,9 @@ def _parser(prog: str) -> argparse.ArgumentParser:
         "--transport",
         type=_transport,
         metavar="NAME",
-        help="the adapter talks HTTP to a provider the kit plays: a transport name (openai) or "
-        "MODULE:WIRE; the factory receives the kit server's URL",
+        help="the adapter talks HTTP to a provider the kit plays: a transport name (openai, "
+        "anthropic-messages, ollama, or a registered one) or MODULE:WIRE; the factory receives "
+        "the kit server's URL",
     )
     run.add_argument(
         "--failures",

@@ -174,11 +174,14 @@ class Reply:
         headers: Sequence[tuple[str, str]] = (),
         **options: Any,
     ) -> Reply:
-        """A JSON body (``Content-Type: application/json``)."""
+        """A JSON body with one ``Content-Type``: ``application/json``, or the one ``headers``
+        carries."""
         body = json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+        given = any(name.lower() == "content-type" for name, _value in headers)
+        own = () if given else (("Content-Type", "application/json"),)
         return cls(
             status=status,
-            headers=(("Content-Type", "application/json"), *headers),
+            headers=(*own, *headers),
             body=body,
             **options,
         )
@@ -222,16 +225,16 @@ class Reply:
         status: int = 200,
         headers: Sequence[tuple[str, str]] = (),
         framing: Framing = "chunked",
+        content_type: str = "text/event-stream",
         **options: Any,
     ) -> Reply:
-        """Raw body writes with ``Content-Type: text/event-stream`` (chunked by default)."""
+        """Raw body writes (chunked by default) with one ``Content-Type``: ``content_type``
+        (``text/event-stream`` unless told otherwise), or the one ``headers`` carries."""
+        given = any(name.lower() == "content-type" for name, _value in headers)
+        own = () if given else (("Content-Type", content_type),)
         return cls(
             status=status,
-            headers=(
-                ("Content-Type", "text/event-stream"),
-                ("Cache-Control", "no-cache"),
-                *headers,
-            ),
+            headers=(*own, ("Cache-Control", "no-cache"), *headers),
             chunks=chunks,
             framing=framing,
             **options,

@@ -16,7 +16,9 @@ A factory that accepts a keyword argument ``api_key`` receives the kit's marker 
 
 The factory fixture may live in a ``conftest.py`` (the tests appear under it, e.g.
 ``tests/conftest.py::templiqx-conformance::receipt.output_fingerprint``) or in a test module.
-A check that does not apply to the adapter is reported as skipped, with the reason.
+A check that does not apply to the adapter is reported as skipped, with the reason; so is a
+check that was not run because one it builds on failed earlier in the session (the terminal
+summary then names the failure to fix first).
 """
 
 from __future__ import annotations
@@ -29,10 +31,11 @@ from typing import Any
 
 import pytest
 
-from templiqx_conformance.report import CheckStatus
-from templiqx_conformance.runner import check_names, run_check
-from templiqx_conformance.target import AdapterTarget, FailureCase, TargetError
-from templiqx_conformance.wire import Recording, Wire
+from templiqx_conformance.errors import TargetError
+from templiqx_conformance.report import CheckResult, CheckStatus
+from templiqx_conformance.runner import checks_for, make_rig, run_one
+from templiqx_conformance.target import AdapterTarget, FailureCase
+from templiqx_conformance.wires.wire import Recording, Wire
 
 __all__ = [
     "FAILURES_FIXTURE",
@@ -56,6 +59,7 @@ SECRETS_FIXTURE = "templiqx_secrets"
 RECORDINGS_FIXTURE = "templiqx_recordings"
 WIRE_FIXTURE = "templiqx_wire"
 _SUITES: dict[str, str | None] = {FIXTURE_SUITE: None, OPENAI_SUITE: "openai", WIRE_SUITE: "wire"}
+_ROOTS = pytest.StashKey[list[tuple[str, CheckResult]]]()
 _COLLECTOR_NAME = {
     FIXTURE_SUITE: "templiqx-conformance",
     OPENAI_SUITE: "templiqx-conformance-openai",
@@ -117,28 +121,46 @@ def _target(factory: Any, fixture: str, request: pytest.FixtureRequest) -> Adapt
     return AdapterTarget(factory=factory, transport=transport, **extra)
 
 
-def _check_function(name: str, fixture: str) -> Callable[..., None]:
+def _check_function(name: str, suite: ConformanceSuite) -> Callable[..., None]:
     def check(request: pytest.FixtureRequest) -> None:
+        fixture = suite.fixture
         factory = request.getfixturevalue(fixture)
-        result = run_check(name, _target(factory, fixture, request))
+        target = _target(factory, fixture, request)
+        by_name = {c.name: c for c in checks_for(target.transport)}
+        rig = make_rig(target)
+        try:
+            result = run_one(by_name[name], rig, suite.results)
+        finally:
+            rig.close()
+        suite.results[name] = result
         if result.status is CheckStatus.FAILED:
+            roots = request.config.stash.setdefault(_ROOTS, [])
+            if not any(parent == suite.nodeid for parent, _ in roots):
+                roots.append((suite.nodeid, result))
             pytest.fail(f"{name}: {result.message}", pytrace=False)
         if result.status is CheckStatus.NOT_APPLICABLE:
             pytest.skip(f"{name} does not apply: {result.message}")
+        if result.status is CheckStatus.NOT_RUN:
+            pytest.skip(f"{name}: {result.message}")
 
     check.__doc__ = f"templiqx conformance check {name}"
     return check
 
 
 class ConformanceSuite(pytest.Collector):
-    """One test per check of the suite that ``fixture`` selects."""
+    """One test per check of the suite that ``fixture`` selects; results are kept so that a
+    check whose dependency failed earlier in the session is not run."""
 
     fixture: str = FIXTURE_SUITE
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.results: dict[str, CheckResult] = {}
+
     def collect(self) -> Iterator[pytest.Item]:
-        for name in check_names(_SUITES[self.fixture]):
+        for check in checks_for(_SUITES[self.fixture]):
             yield pytest.Function.from_parent(
-                self, name=name, callobj=_check_function(name, self.fixture)
+                self, name=check.name, callobj=_check_function(check.name, self)
             )
 
 
@@ -175,6 +197,16 @@ def _defined_fixtures(path: Path) -> tuple[str, ...]:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in _SUITES
     }
     return tuple(fixture for fixture in _SUITES if fixture in names)
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """Lead with the first failed check of each suite: the root cause to fix first."""
+    roots = terminalreporter.config.stash.get(_ROOTS, [])
+    if not roots:
+        return
+    terminalreporter.section("templiqx conformance: fix first")
+    for suite, result in roots:
+        terminalreporter.line(f"{suite}::{result.name}: {result.headline}")
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:

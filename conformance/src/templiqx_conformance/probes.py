@@ -4,7 +4,7 @@ The kit does not compile contracts; it builds small :class:`CompiledInteraction`
 so that any adapter can be driven without a package on disk. Fixture-replaying adapters (the
 deterministic fake, the scripted mock, an author's own replay adapter) receive the expected
 output as ``fixture_output``; HTTP adapters receive it from the kit's loopback server, in their
-provider's bytes (a :class:`~templiqx_conformance.wire.Wire` encodes each probe's answer).
+provider's bytes (a :class:`~templiqx_conformance.wires.wire.Wire` encodes each probe's answer).
 
 Every probe sends a *different* interaction, so that a server keyed on the request can answer
 each with its own output (the schema-invalid probe is told apart from the valid one).
@@ -15,6 +15,11 @@ that runs "for every probe" picks it up — receipts, fingerprints, validity, st
 content, streamed-versus-executed parity, cancellation, secrets. A probe answered with tool
 calls sets ``tool_calls``; the wire rig then serves tool calls instead of content (wires that
 cannot say tool calls skip such probes).
+
+Beside them, :data:`NEGATIVE_PROBES` holds one probe per capability whose answer is *invalid*
+(the structured one with ``ok: "yes"``, a text one breaking an enum, tool calls of an undeclared
+tool): ``receipt.output_schema_valid`` sends each declared capability's, so it never passes
+without seeing the adapter judge an invalid output.
 
 The tool-call probe declares tools (:data:`DECLARED_TOOLS`), so — like the application, which
 gives an interaction with tools only to a runtime offering ``tool_calling`` — the kit sends it
@@ -31,12 +36,13 @@ from typing import Any
 import msgspec
 
 from templiqx_conformance.schema import satisfies
-from templiqx_conformance.wire import ToolCall
+from templiqx_conformance.wires.answer import ToolCall
 from templiqx_contracts import (
     TOOL_CALLING,
     CompiledInteraction,
     CompiledMessage,
     ExecutionRequest,
+    NamedToolChoice,
     ToolChoice,
     ToolSpec,
     canonical_json,
@@ -46,6 +52,8 @@ from templiqx_contracts import (
 __all__ = [
     "DECLARED_TOOLS",
     "KIT_COMPILER",
+    "NEGATIVE_PROBES",
+    "ONE_TOOL_DECLARED",
     "PROBES",
     "STOCK",
     "STRUCTURED_INVALID",
@@ -54,8 +62,11 @@ __all__ = [
     "STRUCTURED_VALID",
     "TEXT",
     "TEXT_CAPABILITY",
+    "TEXT_INVALID",
     "TOOL_CALLING",
     "TOOL_CALLS",
+    "TOOL_FORCED",
+    "VARIANTS",
     "WEATHER",
     "Probe",
     "applicable_probes",
@@ -98,17 +109,20 @@ def structured_interaction(question: str = "Is the adapter conformant?") -> Comp
     )
 
 
-def text_interaction() -> CompiledInteraction:
-    """A text interaction: the output is a string."""
+def text_interaction(
+    question: str = "Greet the conformance kit in two lines.",
+    schema: dict[str, Any] | None = None,
+) -> CompiledInteraction:
+    """A text interaction: the output is a string (``schema`` may narrow it, e.g. an enum)."""
     return CompiledInteraction(
         compiler=KIT_COMPILER,
         contract_id="conformance-text",
         contract_version="0.2.0",
         messages=[
             CompiledMessage(role="system", content="Answer in plain text."),
-            CompiledMessage(role="user", content="Greet the conformance kit in two lines."),
+            CompiledMessage(role="user", content=question),
         ],
-        output_schema={"type": "string"},
+        output_schema=copy.deepcopy(schema) if schema is not None else {"type": "string"},
         required_capabilities=[TEXT_CAPABILITY],
         target_capabilities=[TEXT_CAPABILITY],
         runtime_policy={"temperature": 0},
@@ -249,6 +263,19 @@ TEXT = Probe(
 )
 """A text probe: the output is a two-line string."""
 
+TEXT_INVALID = Probe(
+    name="text-invalid",
+    capability=TEXT_CAPABILITY,
+    interaction=text_interaction(
+        "Is the kit strict? Answer yes or no.", {"type": "string", "enum": ["yes", "no"]}
+    ),
+    output="maybe",
+    content="maybe",
+    schema_valid=False,
+)
+"""A text probe whose answer breaks its schema (an enum of ``yes`` and ``no``): the negative
+case of ``receipt.output_schema_valid`` for adapters that declare ``text``."""
+
 WEATHER = ToolCall(
     id="call_kit_weather_01",
     name="get_weather",
@@ -288,7 +315,32 @@ fixture adapter replays the ``{"tool_calls": [...]}`` output; a wire adapter mus
 from the calls' fragments). Sent only to adapters declaring ``tool_calling``."""
 
 PROBES: tuple[Probe, ...] = (STRUCTURED_VALID, STRUCTURED_INVALID, TEXT, TOOL_CALLS)
-"""Every probe the kit knows, in the order checks send them (add new probes here)."""
+"""Every probe the "for every probe" checks send, in order (add new probes here)."""
+
+ONE_TOOL_DECLARED = tool_calls_probe(
+    "tool-calls (only get_weather declared)",
+    tool_interaction(DECLARED_TOOLS[:1]),
+    TOOL_CALLS.tool_calls,
+)
+"""The probe's answer to an interaction that does not declare ``get_stock_price``: invalid."""
+
+TOOL_FORCED = tool_calls_probe(
+    "tool-calls (get_weather forced, no parallel calls)",
+    tool_interaction(choice=NamedToolChoice(tool="get_weather"), parallel=False),
+    TOOL_CALLS.tool_calls,
+)
+"""The probe's answer to an interaction whose tool choice it breaks: invalid."""
+
+VARIANTS: tuple[Probe, ...] = (ONE_TOOL_DECLARED, TOOL_FORCED)
+"""The interactions only ``tools.declared_calls`` sends (each answered with the two calls)."""
+
+NEGATIVE_PROBES: dict[str, Probe] = {
+    STRUCTURED_OUTPUT: STRUCTURED_INVALID,
+    TEXT_CAPABILITY: TEXT_INVALID,
+    TOOL_CALLING: ONE_TOOL_DECLARED,
+}
+"""Per capability, a probe whose answer is *invalid*: ``receipt.output_schema_valid`` sends
+the one of every declared capability, so it never passes without judging an invalid output."""
 
 
 def applicable_probes(capabilities: list[str]) -> list[Probe]:

@@ -1,8 +1,9 @@
 """What a conformance run produces: one result per named check, and a report that is JSON-able.
 
-A check *passes*, *fails* (its message names the broken invariant and says what was seen), or is
-*not applicable* to the adapter under test (its message says why, e.g. an adapter that keeps the
-port's default ``execute_streaming`` is not asked to honour cancellation).
+A check *passes*, *fails* (its message names the broken invariant, says what was seen and what to
+change), is *not applicable* to the adapter under test (its message says why: the port exempts
+it, or the kit could not exercise it — never a pass), or is *not run* because a check it builds
+on failed (its message names that check): one bug, one failure.
 """
 
 from __future__ import annotations
@@ -31,14 +32,15 @@ class CheckStatus(StrEnum):
     PASSED = "passed"
     FAILED = "failed"
     NOT_APPLICABLE = "not_applicable"
+    NOT_RUN = "not_run"
 
 
 class CheckResult(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fields=True):
     """The outcome of one named check.
 
     ``invariant`` states what the check proves. ``message`` is empty when the check passed; when
-    it failed it names the broken invariant and what the kit observed; when it does not apply it
-    says why.
+    it failed it names the broken invariant, what the kit observed and what to change; when it
+    does not apply it says why; when it was not run it names the failed check it depends on.
     """
 
     name: str
@@ -56,6 +58,14 @@ class CheckResult(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fiel
     def failed(self) -> bool:
         """Whether the check failed."""
         return self.status is CheckStatus.FAILED
+
+    @property
+    def headline(self) -> str:
+        """The message's most specific line: its first problem (what was seen, what to change),
+        or its only line."""
+        lines = self.message.splitlines()
+        problems = [line.strip() for line in lines[1:] if line.startswith("  ")]
+        return problems[0] if problems else (lines[0] if lines else "")
 
 
 class ConformanceReport(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fields=True):
@@ -75,8 +85,14 @@ class ConformanceReport(msgspec.Struct, kw_only=True, frozen=True, forbid_unknow
 
     @property
     def failed_checks(self) -> list[CheckResult]:
-        """The checks that failed, in run order."""
+        """The checks that failed, in run order (the first is the root cause to fix first)."""
         return [check for check in self.checks if check.failed]
+
+    @property
+    def root_cause(self) -> CheckResult | None:
+        """The first failed check: fix it first (checks depending on it were not run)."""
+        failed = self.failed_checks
+        return failed[0] if failed else None
 
     def check(self, name: str) -> CheckResult:
         """The result of the check called ``name`` (``KeyError`` when it did not run)."""
@@ -94,13 +110,13 @@ _STATUS_LABEL = {
     CheckStatus.PASSED: "PASS",
     CheckStatus.FAILED: "FAIL",
     CheckStatus.NOT_APPLICABLE: "N/A",
+    CheckStatus.NOT_RUN: "----",
 }
 
 
 def render_table(report: ConformanceReport) -> str:
-    """A plain-text pass/fail table for people, one row per check, then a summary line.
-
-    Failure messages and not-applicable reasons are printed indented under their row.
+    """A plain-text table for people: the first failure's first line (the root cause) on top,
+    then one row per check with failure messages and reasons indented under it, then a summary.
     """
     adapter = (
         f"{report.adapter.id} {report.adapter.version}"
@@ -109,6 +125,9 @@ def render_table(report: ConformanceReport) -> str:
     )
     suite = f" over the {report.transport} transport" if report.transport else ""
     lines = [f"templiqx conformance {report.kit_version}: {adapter}{suite}", ""]
+    root = report.root_cause
+    if root is not None:
+        lines += [f"fix first: {root.name}: {root.headline}", ""]
     width = max((len(check.name) for check in report.checks), default=10)
     for check in report.checks:
         label = _STATUS_LABEL[check.status]
@@ -116,10 +135,17 @@ def render_table(report: ConformanceReport) -> str:
         if check.message and check.status is not CheckStatus.PASSED:
             for text in check.message.splitlines():
                 lines.append(f"        {'':<{width}}  {text}")
-    passed = sum(1 for check in report.checks if check.status is CheckStatus.PASSED)
-    failed = sum(1 for check in report.checks if check.status is CheckStatus.FAILED)
-    skipped = len(report.checks) - passed - failed
+    count = dict.fromkeys(CheckStatus, 0)
+    for check in report.checks:
+        count[check.status] += 1
     lines.append("")
     verdict = "conformant" if report.ok else "NOT conformant"
-    lines.append(f"{passed} passed, {failed} failed, {skipped} not applicable: {verdict}")
+    parts = [
+        f"{count[CheckStatus.PASSED]} passed",
+        f"{count[CheckStatus.FAILED]} failed",
+        f"{count[CheckStatus.NOT_APPLICABLE]} not applicable",
+    ]
+    if count[CheckStatus.NOT_RUN]:
+        parts.append(f"{count[CheckStatus.NOT_RUN]} not run")
+    lines.append(f"{', '.join(parts)}: {verdict}")
     return "\n".join(lines) + "\n"

@@ -21,13 +21,13 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from templiqx_conformance.errors import TargetError
 from templiqx_conformance.report import (
     REPORT_API_VERSION,
     CheckResult,
     CheckStatus,
     ConformanceReport,
 )
-from templiqx_conformance.target import TargetError
 from templiqx_contracts import OperationEnvelope
 from templiqx_ports import EventOrderError, RuntimeAdapter, validate_event_order
 

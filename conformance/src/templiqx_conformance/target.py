@@ -3,42 +3,38 @@
 * A **fixture-mode** factory takes no argument and returns a ready adapter. The kit sends its
   probes with ``fixture_output`` set, so fixture-replaying adapters produce the kit's outputs.
 * A **transport-mode** factory (``transport="openai"``, another registered name, or a
-  :class:`~templiqx_conformance.wire.Wire` instance) takes the base URL of the kit's loopback
+  :class:`~templiqx_conformance.wires.Wire` instance) takes the base URL of the kit's loopback
   server (e.g. ``http://127.0.0.1:41234/v1``) and returns an adapter that talks to it; the kit
   serves every answer itself, in the wire's bytes.
 * Either factory may take a keyword argument ``api_key``: it then receives the kit's marker
   credential, which must never appear in anything the adapter produces. ``secrets`` declares
   further credentials the adapter holds (they are never printed in a report).
-* A :class:`FailureCase` tells the kit how to drive the adapter into one failure: a factory for an
-  adapter whose next execution of the kit's request fails with ``code`` (and optionally a way to
-  change the request, e.g. :func:`~templiqx_conformance.probes.without_fixture_output`).
+* A :class:`FailureCase` tells the kit how to drive the adapter into one failure. In transport
+  mode its factory may take the kit server's base URL too, and ``respond`` says what the server
+  answers for it, so the kit's server is the only one an author needs.
 * ``recordings`` (transport mode) are provider responses to replay, with what they must give.
 """
 
 from __future__ import annotations
 
-import importlib
-import os
-import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
 
+from templiqx_conformance.errors import TargetError
+from templiqx_conformance.loopback import RecordedRequest, Reply
+from templiqx_conformance.wires.registry import resolve_wire
+from templiqx_conformance.wires.wire import Recording, Wire
 from templiqx_contracts import ExecutionRequest
-from templiqx_ports import RuntimeAdapter
-
-if TYPE_CHECKING:
-    from templiqx_conformance.wire import Recording, Wire
+from templiqx_ports import RuntimeAdapter, RuntimeFailureCode
 
 __all__ = [
-    "TRANSPORTS",
     "AdapterFactory",
     "AdapterTarget",
     "FailureCase",
+    "Respond",
     "TargetError",
     "TransportAdapterFactory",
     "as_target",
-    "load_object",
 ]
 
 AdapterFactory = Callable[[], RuntimeAdapter]
@@ -47,15 +43,10 @@ AdapterFactory = Callable[[], RuntimeAdapter]
 TransportAdapterFactory = Callable[[str], RuntimeAdapter]
 """Receives the loopback server's base URL and returns a fresh adapter talking to it."""
 
-TRANSPORTS = ("openai",)
-"""The transports built into the kit: ``openai`` (OpenAI-compatible chat completions over HTTP).
-More are registered under the ``templiqx.conformance.wires`` entry-point group or passed as a
-:class:`~templiqx_conformance.wire.Wire`; :func:`~templiqx_conformance.transport_names` lists all.
-"""
+Respond = Reply | Callable[[RecordedRequest], Reply]
+"""What the kit's server answers for a failure case: one reply, or a function of the request."""
 
-
-class TargetError(ValueError):
-    """The target cannot be used: a bad reference, a missing object, an unknown transport."""
+_RUNTIME_CODES = frozenset(code.value for code in RuntimeFailureCode)
 
 
 @dataclass(frozen=True)
@@ -64,13 +55,18 @@ class FailureCase:
 
     ``factory`` returns a fresh adapter whose execution of the kit's request raises a
     :class:`~templiqx_ports.PortError` with code ``code``; it is called once per execution (a
-    scripted failure may be single-shot). ``prepare`` may rewrite the request first.
+    scripted failure may be single-shot). In transport mode it may take the kit server's base
+    URL (and ``api_key``), like the target's factory. ``respond`` (transport mode) is what the
+    kit's server answers for this case — a :class:`~templiqx_conformance.loopback.Reply` or a
+    function of the :class:`~templiqx_conformance.loopback.RecordedRequest`; without it the
+    server answers as the model normally would. ``prepare`` may rewrite the request first.
     """
 
     code: str
-    factory: AdapterFactory
+    factory: Callable[..., RuntimeAdapter]
     name: str = ""
     prepare: Callable[[ExecutionRequest], ExecutionRequest] | None = None
+    respond: Respond | None = None
 
     @property
     def label(self) -> str:
@@ -83,9 +79,9 @@ class AdapterTarget:
     """Everything the kit needs to exercise one adapter.
 
     ``transport`` is ``None`` (fixture mode), a transport name, or a
-    :class:`~templiqx_conformance.wire.Wire`. ``secrets`` are credentials that must never appear
-    in an event, receipt, error or diagnostic. ``recordings`` are provider responses to replay
-    (transport mode only). ``call_timeout`` bounds every single adapter call the kit makes
+    :class:`~templiqx_conformance.wires.wire.Wire`. ``secrets`` are credentials that must never
+    appear in an event, receipt, error or diagnostic. ``recordings`` are provider responses to
+    replay (transport mode only). ``call_timeout`` bounds every single adapter call the kit makes
     (seconds); an adapter that does not return in time fails the check that made the call.
     """
 
@@ -98,9 +94,6 @@ class AdapterTarget:
     wire: Wire | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        from templiqx_conformance.transports import resolve_wire
-        from templiqx_conformance.wire import Recording
-
         if not callable(self.factory):
             raise TargetError(f"the adapter factory must be callable, got {self.factory!r}")
         if self.transport is not None:
@@ -108,6 +101,11 @@ class AdapterTarget:
         for case in self.failures:
             if not isinstance(case, FailureCase):
                 raise TargetError(f"failure cases must be FailureCase values, got {case!r}")
+            if case.respond is not None and self.transport is None:
+                raise TargetError(
+                    f"failure case {case.label!r} says what the kit's server answers (respond=), "
+                    "which needs a transport (a Wire)"
+                )
         if self.call_timeout <= 0:
             raise TargetError("call_timeout must be a positive number of seconds")
         if isinstance(self.secrets, str) or not all(
@@ -119,6 +117,13 @@ class AdapterTarget:
         for recording in self.recordings:
             if not isinstance(recording, Recording):
                 raise TargetError(f"recordings must be Recording values, got {recording!r}")
+            if recording.failure is not None and recording.failure not in _RUNTIME_CODES:
+                raise TargetError(
+                    f"recording {recording.name!r}: failure must be a runtime failure code "
+                    f"({', '.join(sorted(_RUNTIME_CODES))}), got {recording.failure!r}"
+                )
+            if recording.stream is None and recording.whole is None:
+                raise TargetError(f"recording {recording.name!r} has neither stream nor whole")
         if self.recordings and self.transport is None:
             raise TargetError(
                 "recordings are replayed by the kit's server: give a transport (a Wire) too"
@@ -160,30 +165,3 @@ def as_target(
         failures=tuple(failures or ()),
         secrets=tuple(secrets or ()),
     )
-
-
-def load_object(reference: str) -> Any:
-    """Import ``package.module:attribute`` (the attribute may be dotted) and return it.
-
-    The current directory is put on ``sys.path`` first, as the command's users expect when they
-    point it at a module of the project they are standing in.
-    """
-    module_name, sep, attribute = reference.partition(":")
-    if not sep or not module_name or not attribute:
-        raise TargetError(
-            f"{reference!r} is not a reference: write package.module:factory "
-            "(a module path, a colon, and the factory's name)"
-        )
-    cwd = os.getcwd()
-    if cwd not in sys.path:
-        sys.path.insert(0, cwd)
-    try:
-        obj: Any = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise TargetError(f"cannot import module {module_name!r}: {exc}") from exc
-    for part in attribute.split("."):
-        try:
-            obj = getattr(obj, part)
-        except AttributeError:
-            raise TargetError(f"module {module_name!r} has no attribute {attribute!r}") from None
-    return obj

@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 
 import jsonschema_rs
 
-from templiqx_conformance.openai_wire import tool_fields
+from templiqx_conformance.wires.openai import tool_fields
 from templiqx_contracts import (
     AdapterDescriptor,
     CompiledInteraction,
@@ -170,7 +170,7 @@ class MiniOpenAI(RuntimeAdapter):
     max_line = 1_048_576
     max_stream = 67_108_864
 
-    def __init__(self, base_url: str, *, timeout_s: float = 5.0) -> None:
+    def __init__(self, base_url: str, *, timeout_s: float = 9.0) -> None:
         self.url = base_url.rstrip("/") + "/chat/completions"
         self.timeout_s = timeout_s
 

@@ -1,9 +1,10 @@
 """Wires the Messages runtime into the templiqx conformance kit's pytest plugin.
 
 Three fixtures: the factory (it receives the kit server's base URL and, because it accepts
-``api_key``, the kit's marker credential, which must never leak), the wire (how the provider
-writes answers, so the kit can play the model), and recorded responses to replay. The plugin
-adds one test per check: every port check, then the transport suite.
+``api_key``, the kit's marker credential, which must never leak), the wire (the kit's own
+``MessagesWire``, told which tool this adapter forces for structured output), and recorded
+responses to replay. The plugin adds one test per check: every port check, then the transport
+suite.
 """
 
 from __future__ import annotations
@@ -13,14 +14,14 @@ from collections.abc import Callable
 import pytest
 from acme_messages import MessagesRuntime
 from messages_recordings import RECORDINGS
-from messages_wire import MessagesWire, make_runtime
+from messages_target import WIRE, make_runtime
 
-from templiqx_conformance import Recording
+from templiqx_conformance import MessagesWire, Recording
 
 
 @pytest.fixture
 def templiqx_wire() -> MessagesWire:
-    return MessagesWire()
+    return WIRE
 
 
 @pytest.fixture

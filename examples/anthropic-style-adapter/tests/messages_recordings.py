@@ -1,7 +1,8 @@
 """Responses in the Messages API's exact shape, written by hand, with what each must give.
 
 The kit replays each one whole, one byte per write and cut at every event boundary (each cut
-must fail). Replace or extend them with responses recorded from the real API.
+must fail). A recording gives the output (and the deltas) it means, or the failure it must
+produce (the refusal). Replace or extend them with responses recorded from the real API.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from pathlib import Path
 
 from templiqx_conformance import Recording
 from templiqx_contracts import Delta, ToolCallDelta
+from templiqx_ports import RuntimeFailureCode
 
 HERE = Path(__file__).resolve().parent / "recordings"
 
@@ -65,5 +67,12 @@ RECORDINGS = [
             ToolCallDelta(name="get_stock_price", arguments_fragment='{"ticker": "AAPL"'),
             ToolCallDelta(name="get_stock_price", arguments_fragment=', "exchange": "NASDAQ"}'),
         ],
+    ),
+    Recording(
+        name="refusal",
+        capability="text",
+        stream=(HERE / "refusal-stream.sse").read_bytes(),
+        whole=(HERE / "refusal-whole.json").read_bytes(),
+        failure=RuntimeFailureCode.PERMANENT.value,
     ),
 ]

@@ -117,7 +117,7 @@ EXPECTED_FAILURE: dict[str, tuple[AdapterTarget, str, str]] = {
     "streaming_receipt_differs": (
         streaming_receipt_differs_target,
         "streaming.complete_matches_execute",
-        "the Complete receipt must equal the execute receipt",
+        "the streamed receipt (returned and in Complete) must equal the execute receipt",
     ),
     "two_terminals": (
         two_terminals_target,

@@ -59,12 +59,14 @@ def test_every_catalog_operation_has_its_command() -> None:
     names = group.list_commands(ctx)
     for spec in CATALOG:
         assert EXPECTED_COMMANDS[spec.name] in names, spec.name
-    assert set(names) >= {"demo", "help"}
+    assert set(names) >= {"demo", "help", "batch"}
     own = set(group.commands)
-    assert own == {EXPECTED_COMMANDS[spec.name] for spec in CATALOG} | {"demo", "help"}
+    assert own == {EXPECTED_COMMANDS[spec.name] for spec in CATALOG} | {"demo", "help", "batch"}
 
 
-@pytest.mark.parametrize("command", sorted(set(EXPECTED_COMMANDS.values()) | {"demo", "help"}))
+@pytest.mark.parametrize(
+    "command", sorted(set(EXPECTED_COMMANDS.values()) | {"demo", "help", "batch"})
+)
 def test_help_explains_arguments_with_an_example(
     command: str, capsys: pytest.CaptureFixture[str]
 ) -> None:

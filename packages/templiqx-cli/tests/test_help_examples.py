@@ -68,6 +68,7 @@ SEQUENCE: list[
     ("compile", None, None),
     ("render", None, None),
     ("execute", None, None),
+    ("batch", None, None),
     ("export-package-identity", None, None),
     ("update-package", MANIFEST_FP, None),
     ("sign-package", MANIFEST_FP, None),
@@ -144,7 +145,8 @@ def test_the_help_examples_run_as_written(
             out = capsys.readouterr()
             assert code == 0, f"{line}\n{out.err}"
             ran += 1
-    assert ran == len(SEQUENCE) + 4  # validate and verify-package-trust show two, help three
+    # validate, verify-package-trust and batch show two examples, help three
+    assert ran == len(SEQUENCE) + 5
     assert not (tmp_path / "fixtures" / "packages" / "demo").exists(), "the sequence cleans up"
 
 

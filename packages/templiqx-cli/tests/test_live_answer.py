@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 
 from templiqx_application import PartialView
-from templiqx_cli.human.live import LiveAnswer, live_display
+from templiqx_cli.human.live import REDRAW_BACKOFF, LiveAnswer, live_display
 from templiqx_cli.human.style import Style
 from templiqx_contracts import AdapterDescriptor, Complete, Delta
 
@@ -92,6 +92,31 @@ def test_redraws_wait_for_the_interval_and_the_end_draws_what_was_missed() -> No
     view.read(Delta(text="}"))
     answer.finish(view)
     assert terminal.getvalue() == '{}\n… streaming\n\r\x1b[2A\x1b[J{\n  "title": "x"\n}\n'
+
+
+def test_a_slow_drawing_waits_in_proportion_before_the_next() -> None:
+    """Drawing a large answer takes long: the next drawing waits REDRAW_BACKOFF times as long,
+    so a fast stream of a large answer is not redrawn after every delta."""
+    terminal, clock = _Terminal(), _Clock()
+
+    def slow_size() -> tuple[int, int]:
+        clock.now += 0.5  # each drawing takes half a second
+        return (80, 24)
+
+    answer = LiveAnswer(terminal, Style(), size=slow_size, clock=clock)
+    view = _view('{"log": "')
+    drawings = 0
+    for _ in range(100):  # 100 deltas arriving 10 ms apart, over 1 s of stream time
+        view.read(Delta(text="a"))
+        before = terminal.getvalue()
+        answer.update(view)
+        drawings += terminal.getvalue() != before
+        clock.now += 0.01
+    assert drawings == 1  # the next may start 0.5 * (1 + REDRAW_BACKOFF) = 2.5 s after
+    clock.now = 2.5
+    answer.update(view)
+    assert drawings + 1 == terminal.getvalue().count("streaming")
+    assert REDRAW_BACKOFF == 4
 
 
 def test_after_finish_the_drawing_stays_and_output_goes_below() -> None:

@@ -11,6 +11,7 @@ import copy
 import itertools
 import json
 import math
+import tracemalloc
 from typing import Any
 
 import msgspec
@@ -182,7 +183,9 @@ def test_partial_values_grow_monotonically_to_the_decoded_value(
     _read(fragments, partial_strings)
 
 
-@settings(max_examples=60, suppress_health_check=[HealthCheck.too_slow])
+# No deadline: each example deep-copies the value after every character, which a loaded
+# machine can stretch past hypothesis's 200 ms default; the test asserts values, not time.
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(serialized(), st.booleans())
 def test_one_character_at_a_time(text: str, partial_strings: bool) -> None:
     _read(list(text), partial_strings)
@@ -282,6 +285,24 @@ def test_deep_documents_do_not_recurse() -> None:
         reader.feed("[")
     reader.feed("]" * 5_000)
     assert reader.done
+
+
+def test_a_long_token_in_tiny_fragments_is_held_compactly() -> None:
+    """A string (or number) arriving a few characters at a time is kept in few pieces, not one
+    object per fragment: memory stays close to the text's own size."""
+    for opening, closing in (('{"text": "', '"}'), ("[0.", "]")):
+        reader = PartialJSON(max_bytes=None)
+        reader.feed(opening)
+        tracemalloc.start()
+        try:
+            for number in range(200_000):
+                reader.feed(f"{number % 10_000:04}")  # a new str object each time, as deltas are
+            held, _peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+        assert held < 3 * 800_000  # one str object per fragment would be ~12 MB
+        reader.feed(closing)
+        assert reader.done
 
 
 def test_long_strings_in_small_pieces_stay_linear() -> None:

@@ -63,6 +63,9 @@ def test_request_fingerprint_ignores_fixture_output(make_request: MakeRequest) -
     b = runtime.execute(make_request({"b": 2}))
     assert a.request_fingerprint == b.request_fingerprint
     assert a.output_fingerprint != b.output_fingerprint
+    # known before the call too (batch runs key requests by it, issue #31)
+    assert runtime.request_fingerprint(make_request({"c": 3})) == a.request_fingerprint
+    assert runtime.stats().attempts == 2
 
 
 def test_failure_is_single_shot(make_request: MakeRequest) -> None:

@@ -83,6 +83,7 @@ def test_success_is_traced_and_the_body_matches_the_openapi_schema(
     assert receipt.adapter.version == "0.2.0"
     assert receipt.adapter.capabilities == ["structured_output", "chat_completion"]
     assert receipt.request_fingerprint == fingerprint(request)  # the whole request (reference)
+    assert runtime.request_fingerprint(request) == receipt.request_fingerprint  # known before
     assert receipt.output == {"ok": True, "note": lf.OUTPUT_MARKER}
     assert receipt.output_schema_valid is True
 

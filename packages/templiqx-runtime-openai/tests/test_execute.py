@@ -495,3 +495,17 @@ def test_a_repeated_tool_name_does_not_change_the_call_name(
     receipt = runtime_for(server).execute_streaming(wire.request(), sink)
     assert [e.name for e in sink.events[:-1]] == ["lookup", "lookup"]
     assert receipt.output["tool_calls"][0]["name"] == "lookup"
+
+
+@pytest.mark.parametrize("structured", [True, False])
+def test_the_request_fingerprint_is_known_before_the_call(
+    serve: Serve, runtime_for: RuntimeFor, wire: SimpleNamespace, structured: bool
+) -> None:
+    """Batch runs key dedupe and the result cache by it (issue #31): it must be the receipt's."""
+    content = '{"ok":true}' if structured else "words"
+    server = serve(Reply.json(wire.completion(content)))
+    request = wire.request(structured=structured, schema=None if structured else {"type": "string"})
+    runtime = runtime_for(server)
+    predicted = runtime.request_fingerprint(request)
+    assert server.requests == []  # nothing was sent to know it
+    assert predicted == runtime.execute(request).request_fingerprint

@@ -328,6 +328,24 @@ def test_proof_4_failure_projection_mid_stream(
 # --- 5 ---------------------------------------------------------------------------------------
 
 
+def cancel_once_requested(server: Any, trigger: Callable[[], None], after: float = 0.3) -> None:
+    """Call ``trigger`` ``after`` seconds once the server holds the request (not from the start).
+
+    The proofs are about cancelling a call the server is sitting on; on a loaded machine the
+    first call's set-up can take longer than a fixed timer, which would cancel before the
+    request was even sent and prove nothing about the connection.
+    """
+
+    def wait_then_trigger() -> None:
+        deadline = time.monotonic() + 30.0
+        while not server.exchanges and time.monotonic() < deadline:
+            time.sleep(0.005)
+        time.sleep(after)
+        trigger()
+
+    threading.Thread(target=wait_then_trigger, daemon=True).start()
+
+
 def test_proof_5_cancellation_against_a_silent_server(
     twin: Twin, serve: Serve, runtime_for: RuntimeFor, wire: SimpleNamespace
 ) -> None:
@@ -340,7 +358,7 @@ def test_proof_5_cancellation_against_a_silent_server(
         set_at.append(time.monotonic())
         cancel.set()
 
-    threading.Timer(0.3, trigger).start()
+    cancel_once_requested(server, trigger)
     _, error = run_stream(
         twin, runtime_for(server, timeout_ms=30_000), wire.request(), sink, cancel
     )
@@ -392,15 +410,20 @@ def test_proof_5_cancellation_after_headers_while_the_server_is_silent(
 ) -> None:
     server = serve(Reply.stream([sse_frame(wire.chunk("first"))], after="hang"))
     cancel = threading.Event()
-    threading.Timer(0.3, cancel.set).start()
     sink = wire.Collector()
-    started = time.monotonic()
+    set_at: list[float] = []
+
+    def trigger() -> None:
+        set_at.append(time.monotonic())
+        cancel.set()
+
+    cancel_once_requested(server, trigger)
     _, error = run_stream(
         twin, runtime_for(server, timeout_ms=30_000), wire.request(), sink, cancel
     )
     assert error is not None
     assert error.failure.code is RuntimeFailureCode.CANCELLED
-    assert time.monotonic() - started < 1.3
+    assert time.monotonic() - set_at[0] < 1.0
     assert sink.kinds == ["Delta", "Failed"]
     assert server.exchanges[0].wait(1.0)
     assert server.exchanges[0].client_closed

@@ -17,16 +17,20 @@ import importlib
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing
 if TYPE_CHECKING:
     from templiqx_application.authorized_context import (
+        AUTHORIZATION_KEY_ENV,
         AUTHORIZED_MERGE_KEY,
         Clock,
         authorized_context_fingerprint,
+        authorized_context_signature,
         requires_authorized_context,
+        sign_authorized_context,
         validate_authorized_context,
     )
     from templiqx_application.catalog import (
         CATALOG,
         MAX_ARGUMENT_BYTES,
         MAX_ARGUMENT_DEPTH,
+        MAX_ARGUMENT_NODES,
         OPERATION_NAMES,
         OperationSpec,
         ParameterSpec,
@@ -34,13 +38,18 @@ if TYPE_CHECKING:
         bind_arguments,
         operation_spec,
     )
-    from templiqx_application.codes import APPLICATION_CODES, PORT_CODES, fix_hint
+    from templiqx_application.codes import APPLICATION_CODES, BATCH_CODES, PORT_CODES, fix_hint
     from templiqx_application.fake_runtime import (
         FAKE_RUNTIME_DESCRIPTOR,
         DeterministicFakeRuntime,
         create_fake_runtime,
     )
-    from templiqx_application.partial_view import PartialUpdate, PartialView
+    from templiqx_application.partial_view import (
+        CHANGE_BYTES_ALLOWANCE,
+        CHANGE_BYTES_PER_ANSWER_BYTE,
+        PartialUpdate,
+        PartialView,
+    )
     from templiqx_application.service import TempliqxService
     from templiqx_application.signing import SIGNING_KEY_ENV, STRICT_ENV, signature_value
     from templiqx_application.stream_record import DEFAULT_STREAM_LIMITS, StreamLimits
@@ -56,14 +65,19 @@ __version__ = "0.2.0"
 
 __all__ = [
     "APPLICATION_CODES",
+    "AUTHORIZATION_KEY_ENV",
     "AUTHORIZED_MERGE_KEY",
+    "BATCH_CODES",
     "CANCEL_GRACE_S",
     "CATALOG",
+    "CHANGE_BYTES_ALLOWANCE",
+    "CHANGE_BYTES_PER_ANSWER_BYTE",
     "DEFAULT_STREAM_LIMITS",
     "DEFAULT_WORKER_THREADS",
     "FAKE_RUNTIME_DESCRIPTOR",
     "MAX_ARGUMENT_BYTES",
     "MAX_ARGUMENT_DEPTH",
+    "MAX_ARGUMENT_NODES",
     "OPERATION_NAMES",
     "PORT_CODES",
     "SIGNING_KEY_ENV",
@@ -82,11 +96,13 @@ __all__ = [
     "TempliqxService",
     "__version__",
     "authorized_context_fingerprint",
+    "authorized_context_signature",
     "bind_arguments",
     "create_fake_runtime",
     "fix_hint",
     "operation_spec",
     "requires_authorized_context",
+    "sign_authorized_context",
     "signature_value",
     "validate_authorized_context",
 ]
@@ -95,16 +111,20 @@ __all__ = [
 if not TYPE_CHECKING:  # type checkers see the imports above, and no module __getattr__
     _LAZY = {
         "templiqx_application.authorized_context": (
+            "AUTHORIZATION_KEY_ENV",
             "AUTHORIZED_MERGE_KEY",
             "Clock",
             "authorized_context_fingerprint",
+            "authorized_context_signature",
             "requires_authorized_context",
+            "sign_authorized_context",
             "validate_authorized_context",
         ),
         "templiqx_application.catalog": (
             "CATALOG",
             "MAX_ARGUMENT_BYTES",
             "MAX_ARGUMENT_DEPTH",
+            "MAX_ARGUMENT_NODES",
             "OPERATION_NAMES",
             "OperationSpec",
             "ParameterSpec",
@@ -114,6 +134,7 @@ if not TYPE_CHECKING:  # type checkers see the imports above, and no module __ge
         ),
         "templiqx_application.codes": (
             "APPLICATION_CODES",
+            "BATCH_CODES",
             "PORT_CODES",
             "fix_hint",
         ),
@@ -123,6 +144,8 @@ if not TYPE_CHECKING:  # type checkers see the imports above, and no module __ge
             "create_fake_runtime",
         ),
         "templiqx_application.partial_view": (
+            "CHANGE_BYTES_ALLOWANCE",
+            "CHANGE_BYTES_PER_ANSWER_BYTE",
             "PartialUpdate",
             "PartialView",
         ),

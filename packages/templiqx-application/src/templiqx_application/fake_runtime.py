@@ -61,6 +61,12 @@ class DeterministicFakeRuntime(RuntimeAdapter, AsyncRuntimeAdapter):
     def descriptor(self) -> AdapterDescriptor:
         return FAKE_RUNTIME_DESCRIPTOR
 
+    def request_fingerprint(self, request: ExecutionRequest) -> str:
+        try:
+            return fingerprint(request.interaction)
+        except CanonicalJSONError as exc:
+            raise InvalidDataError(str(exc)) from exc
+
     def execute(self, request: ExecutionRequest) -> ExecutionReceipt:
         if request.fixture_output is None:
             raise InvalidDataError("fake runtime requires fixture_output", help=FIXTURE_OUTPUT_HELP)

@@ -28,7 +28,8 @@ Partial output: for a structured-output contract, :attr:`~ContractStream.partial
 :class:`~templiqx_application.partial_view.PartialView` of the answer so far, fed every event
 as it is handed to the consumer; :meth:`ContractStream.partials` (an async iterator on the
 async stream) yields one :class:`~templiqx_application.partial_view.PartialUpdate` per event,
-carrying the event. Neither changes the events or the envelope.
+carrying the event and the changes it made. Feeding the view costs what each event holds: the
+stream never reads the value for its consumer. Neither changes the events or the envelope.
 """
 
 from __future__ import annotations

@@ -22,6 +22,7 @@ from templiqx_cli.layout import MERGED, layout_for
 from templiqx_cli.output import print_envelope, stream_operation
 from templiqx_cli.snapshot import print_catalog
 from templiqx_cli.snippets import SourceFiles
+from templiqx_cli.terminal import terminal_safe
 
 if TYPE_CHECKING:
     from templiqx_contracts import OperationEnvelope
@@ -111,6 +112,7 @@ def run_call(options: Globals, call: OperationCall) -> int:
 
 def build_group() -> TempliqxGroup:
     """The ``templiqx`` command group, generated from the catalog."""
+    from templiqx_cli.batch import batch_command, with_dataset
     from templiqx_cli.commands import global_options
     from templiqx_cli.demo import demo_command
 
@@ -134,6 +136,9 @@ def build_group() -> TempliqxGroup:
             command = merged_command(merge, specs[merge.short], specs[merge.long], run_call)
             group.add_to_section(command, merge.section)
     group.add_to_section(demo_command(), "start")
+    group.add_to_section(batch_command(), "execution")
+    with_dataset(group.commands["test"], contract_positional=None)
+    with_dataset(group.commands["run-eval"], contract_positional="arg_contract")
     group.add_to_section(help_command(), "start")
     return group
 
@@ -144,10 +149,10 @@ def run(argv: list[str]) -> int:
     try:
         result = group.main(args=argv, prog_name="templiqx", standalone_mode=False)
     except UnknownRuntimeError as exc:
-        sys.stderr.write(exc.render() + "\n")
+        sys.stderr.write(terminal_safe(exc.render()) + "\n")
         return 2
     except CliError as exc:
-        sys.stderr.write(exc.render() + "\n")
+        sys.stderr.write(terminal_safe(exc.render()) + "\n")
         return 1
     except click.ClickException as exc:
         exc.show()

@@ -68,8 +68,8 @@ from templiqx_contracts.formats import (
     is_date_time,
 )
 from templiqx_contracts.json_numbers import find_outside_strings, float_markers
-from templiqx_contracts.json_value import JSONDecodeError, decode_json
-from templiqx_contracts.lru import LRU, digest_key
+from templiqx_contracts.json_value import JSONDecodeError, decode_json, json_node_estimate
+from templiqx_contracts.lru import LRU, digest_key, validator_weight
 from templiqx_contracts.package import (
     SIGNATURE_ALGORITHM,
     AuthorizedMergeContext,
@@ -80,6 +80,15 @@ from templiqx_contracts.package import (
     PackageSignature,
     PackageTrustReport,
     ToolContractRef,
+)
+from templiqx_contracts.partial_changes import (
+    PartialAppend,
+    PartialChange,
+    PartialChangeError,
+    PartialSet,
+    apply_partial_changes,
+    decode_partial_changes,
+    encode_partial_changes,
 )
 from templiqx_contracts.partial_json import (
     MISSING,
@@ -209,9 +218,13 @@ __all__ = [
     "PackageManifest",
     "PackageSignature",
     "PackageTrustReport",
+    "PartialAppend",
+    "PartialChange",
+    "PartialChangeError",
     "PartialEvent",
     "PartialJSON",
     "PartialJSONError",
+    "PartialSet",
     "PartialValue",
     "RefExpr",
     "RenderRequest",
@@ -234,11 +247,15 @@ __all__ = [
     "WhenNode",
     "WorkspaceArtifact",
     "__version__",
+    "apply_partial_changes",
     "canonical_json",
     "decode_json",
+    "decode_partial_changes",
+    "json_node_estimate",
     "digest_key",
     "declared_tools",
     "decode_stream_event",
+    "encode_partial_changes",
     "encode_stream_event",
     "fingerprint",
     "find_outside_strings",
@@ -259,4 +276,5 @@ __all__ = [
     "quote_input",
     "tool_answer_problems",
     "tool_choice_of",
+    "validator_weight",
 ]

@@ -48,6 +48,7 @@ from collections.abc import Iterator, Set
 from typing import Any, Final, Literal, NamedTuple, NoReturn
 
 from templiqx_contracts.json_value import JSONDecodeError
+from templiqx_contracts.partial_changes import PartialAppend, PartialChange, PartialSet, ValuePath
 
 __all__ = [
     "MISSING",
@@ -59,9 +60,6 @@ __all__ = [
     "PartialValue",
     "ValuePath",
 ]
-
-ValuePath = tuple[str | int, ...]
-"""Where a value sits in the document: member names and array indices from the root."""
 
 PARTIAL_JSON_MAX_BYTES: Final = 2_097_152
 """The default bound on a stream's UTF-8 bytes: the runtime's cap on an assembled answer."""
@@ -220,7 +218,7 @@ class PartialValue:
     after this feed until the next one); ``completed`` and ``events`` belong to this feed.
     """
 
-    __slots__ = ("_reader", "completed", "done", "events")
+    __slots__ = ("_reader", "changes", "completed", "done", "events")
 
     def __init__(
         self,
@@ -228,12 +226,16 @@ class PartialValue:
         completed: tuple[ValuePath, ...],
         events: tuple[PartialEvent, ...],
         done: bool,
+        changes: tuple[PartialChange, ...] = (),
     ) -> None:
         self._reader = reader
         self.completed = completed
         """The paths of the values this feed completed, innermost first."""
         self.events = events
         """This feed's events (empty unless the reader was made with ``events=True``)."""
+        self.changes = changes
+        """What this feed changed in the value shown, as :data:`~templiqx_contracts.
+        PartialChange` steps (empty unless the reader was made with ``changes=True``)."""
         self.done = done
         """Whether the document is complete."""
 
@@ -274,6 +276,11 @@ class _Frame:
         """The member name being read (objects) or the next item's index (arrays)."""
 
 
+_NO_EVENTS: Final[tuple[PartialEvent, ...]] = ()
+_LOOSE_PIECES: Final = 512
+"""Pieces of an unfinished token kept apart before they are joined into one chunk."""
+
+
 def _utf8_length(text: str) -> int:
     return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
 
@@ -293,6 +300,11 @@ class PartialJSON:
     events:
         Record :class:`PartialEvent` steps in each :class:`PartialValue` (for checkers such as
         the core's output-schema prefix check). Off by default.
+    changes:
+        Record what each feed changed in the value shown, as
+        :data:`~templiqx_contracts.PartialChange` steps (:attr:`PartialValue.changes`):
+        applying them all, in order, to ``MISSING`` gives :attr:`value`. Each costs time and
+        size proportional to what is new, never to the value so far. Off by default.
     max_bytes:
         Refuse a stream longer than this many UTF-8 bytes (``None``: no bound). The default is
         the runtime's cap on an assembled answer, 2 MiB.
@@ -309,11 +321,15 @@ class PartialJSON:
         *,
         partial_strings: bool = False,
         events: bool = False,
+        changes: bool = False,
         max_bytes: int | None = PARTIAL_JSON_MAX_BYTES,
         max_depth: int = PARTIAL_JSON_MAX_DEPTH,
     ) -> None:
         self._partial_strings = partial_strings
         self._record = events
+        self._record_changes = changes
+        self._changes: list[PartialChange] = []
+        self._last_changes: tuple[PartialChange, ...] = ()
         self._max_bytes = max_bytes
         self._max_depth = max_depth
         self._root: Any = MISSING
@@ -329,7 +345,10 @@ class PartialJSON:
         # The token being read: string pieces, escape so far, a high surrogate awaiting its
         # low half; number pieces and machine state; literal word and letters matched.
         self._pieces: list[str] = []
+        self._chunks = 0  # leading pieces that are already chunks of joined pieces
         self._length = 0  # characters of the string being read
+        self._announced = -1  # its characters the changes have shown (-1: none, not even "")
+        self._string_path: ValuePath | None = None  # its path, once asked for
         self._is_key = False
         self._escape = ""
         self._high = 0
@@ -366,7 +385,9 @@ class PartialJSON:
     def growing(self) -> ValuePath | None:
         """The path of the string value being read, ``None`` between values."""
         if self._mode == _STRING and not self._is_key:
-            return tuple(self._path)
+            if self._string_path is None:
+                self._string_path = tuple(self._path)
+            return self._string_path
         return None
 
     def growing_text(self) -> str | None:
@@ -374,6 +395,12 @@ class PartialJSON:
         if self._mode != _STRING or self._is_key:
             return None
         return self._joined()
+
+    @property
+    def changes(self) -> tuple[PartialChange, ...]:
+        """What the last :meth:`feed` or :meth:`finish` changed in the value shown (also one
+        that raised: what it read before the malformed byte), when the reader records changes."""
+        return self._last_changes
 
     def growing_length(self) -> int:
         """How many characters of the string value being read have arrived (0 between values).
@@ -389,33 +416,70 @@ class PartialJSON:
         every later call).
         """
         if self._error is not None:
+            self._last_changes = ()
             raise self._error
         completed = self._completed
-        events = self._events
         completed.clear()
-        events.clear()
-        size = _utf8_length(text)
+        if self._record:
+            self._events.clear()
+        size = len(text) if text.isascii() else _utf8_length(text)
         if self._max_bytes is not None and self._bytes + size > self._max_bytes:
+            self._last_changes = ()
             self._fail_at(
                 f"the stream is longer than the {self._max_bytes}-byte limit", self._max_bytes
             )
-        self._consume(text)
+        if (
+            self._mode == _STRING
+            and not self._escape
+            and not self._high
+            and _STRING_RUN.fullmatch(text) is not None
+        ):  # the fragment only continues the string being read: the common case, made short
+            if text:
+                pieces = self._pieces
+                pieces.append(text)
+                self._length += len(text)
+                if len(pieces) > self._chunks + _LOOSE_PIECES:
+                    self._compact()
+                self._bytes += size
+            if not self._record_changes:
+                return PartialValue(self, (), _NO_EVENTS, False)
+            self._changes.clear()
+            self._announce_growing()
+            self._last_changes = tuple(self._changes)
+            return PartialValue(self, (), _NO_EVENTS, False, self._last_changes)
+        if not self._record_changes:
+            self._consume(text)
+            self._bytes += size
+            events = tuple(self._events) if self._record else _NO_EVENTS
+            return PartialValue(self, tuple(completed), events, self._done)
+        self._changes.clear()
+        try:
+            self._consume(text)
+        finally:  # what was read before a malformed byte is shown too
+            self._announce_growing()
+            self._last_changes = tuple(self._changes)
         self._bytes += size
-        return PartialValue(self, tuple(completed), tuple(events), self._done)
+        events = tuple(self._events) if self._record else _NO_EVENTS
+        return PartialValue(self, tuple(completed), events, self._done, self._last_changes)
 
     def finish(self) -> PartialValue:
         """Declare the input ended: complete a top-level number, or report a truncated document."""
+        self._last_changes = ()
         if self._error is not None:
             raise self._error
         self._completed.clear()
         self._events.clear()
+        self._changes.clear()
         if self._mode == _NUMBER_TOKEN and not self._stack:
             if self._number_state not in _NUMBER_ACCEPTS:
                 self._fail_at("the number is unfinished", self._bytes)
             self._finish_number("")
+            self._last_changes = tuple(self._changes)
         if not self._done:
             self._fail_at(self._where_it_ended(), self._bytes)
-        return PartialValue(self, tuple(self._completed), tuple(self._events), self._done)
+        return PartialValue(
+            self, tuple(self._completed), tuple(self._events), self._done, self._last_changes
+        )
 
     # -- errors -----------------------------------------------------------------------------
 
@@ -444,13 +508,23 @@ class PartialJSON:
     def _event(self, kind: Literal["start", "key", "complete"], value: Any) -> None:
         self._events.append(PartialEvent(kind, tuple(self._path), value))
 
-    def _complete_value(self, value: Any) -> None:
+    def _complete_value(self, value: Any, tail: str | None = None) -> None:
+        """Place the complete ``value``; ``tail``: what a string shown while growing still
+        lacked (``None`` for any other value)."""
         path = tuple(self._path)
         self._complete.add(path)
         self._completed.append(path)
         if self._record:
             self._events.append(PartialEvent("complete", path, value))
         stack = self._stack
+        if self._record_changes and (not stack or stack[-1].visible):
+            if tail is not None:
+                if tail:
+                    self._changes.append(PartialAppend(path, tail))
+            elif (stack and not stack[-1].is_object) or not isinstance(value, (dict, list)):
+                # An array's item shows once complete; an object opened under a visible
+                # object (or as the root) showed, empty, when it opened.
+                self._changes.append(PartialSet(path, value))
         if not stack:
             self._root = value
             self._mode = _END
@@ -480,6 +554,8 @@ class PartialJSON:
             visible = parent.is_object and parent.visible
             if parent.is_object:
                 parent.container[parent.slot] = container
+        if visible and self._record_changes:
+            self._changes.append(PartialSet(tuple(self._path), {} if is_object else []))
         stack.append(_Frame(container, is_object, visible))
         self._path.append(0)
         self._mode = _FIRST_KEY if is_object else _FIRST_ITEM
@@ -491,8 +567,11 @@ class PartialJSON:
 
     def _begin_string(self, is_key: bool) -> None:
         self._pieces = []
+        self._chunks = 0
         self._length = 0
+        self._announced = -1
         self._is_key = is_key
+        self._string_path = tuple(self._path) if self._record_changes and not is_key else None
         self._shown_in_array = False
         self._mode = _STRING
         if not is_key and self._record:
@@ -501,10 +580,48 @@ class PartialJSON:
     def _joined(self) -> str:
         pieces = self._pieces
         if len(pieces) == 1:
+            self._chunks = 1
             return pieces[0]
         joined = "".join(pieces)
         pieces[:] = [joined]  # keep the next join proportional to what arrives later
+        self._chunks = 1
         return joined
+
+    def _tail(self, count: int) -> str:
+        """The last ``count`` characters of the string being read (``count`` > 0), joined
+        from the pieces that hold them only."""
+        pieces = self._pieces
+        if len(pieces[-1]) == count:  # what arrived since the last feed is one piece
+            return pieces[-1]
+        parts: list[str] = []
+        index = len(pieces)
+        while count > 0:
+            index -= 1
+            piece = pieces[index]
+            if len(piece) <= count:
+                parts.append(piece)
+                count -= len(piece)
+            else:
+                parts.append(piece[len(piece) - count :])
+                count = 0
+        parts.reverse()
+        return "".join(parts)
+
+    def _announce_growing(self) -> None:
+        """Record what the unfinished string shown gained since the last feed."""
+        if self._mode != _STRING or self._is_key or not self._partial_strings:
+            return
+        stack = self._stack
+        if stack and not stack[-1].visible:
+            return
+        announced = self._announced
+        path = self._string_path
+        assert path is not None  # set when the string began, as changes are recorded
+        if announced < 0:  # it began in this feed: all of it is new
+            self._changes.append(PartialSet(path, self._joined()))
+        elif self._length > announced:
+            self._changes.append(PartialAppend(path, self._tail(self._length - announced)))
+        self._announced = self._length
 
     def _show_growing_string(self) -> None:
         stack = self._stack
@@ -525,6 +642,7 @@ class PartialJSON:
     def _end_string(self) -> None:
         value = self._joined()
         self._pieces = []
+        self._chunks = 0
         if self._is_key:
             top = self._stack[-1]
             top.slot = self._path[-1] = value
@@ -535,11 +653,13 @@ class PartialJSON:
         if self._shown_in_array:
             self._stack[-1].container.pop()  # the prefix shown; the complete string replaces it
             self._shown_in_array = False
-        self._complete_value(value)
+        announced = self._announced
+        self._complete_value(value, value[announced:] if announced >= 0 else None)
 
     def _finish_number(self, fragment: str) -> None:
         number = "".join(self._pieces)
         self._pieces = []
+        self._chunks = 0
         self._complete_value(self._convert_number(number, fragment, self._token_index))
 
     def _convert_number(self, number: str, fragment: str, index: int) -> int | float:
@@ -579,7 +699,9 @@ class PartialJSON:
                 if j > i:
                     self._pieces.append(text[i:j])
                     self._length += j - i
-                if j == n:
+                if j == n:  # (within a fragment, escapes check for compaction)
+                    if len(self._pieces) > self._chunks + _LOOSE_PIECES:
+                        self._compact()
                     return
                 char = text[j]
                 if char == '"':
@@ -602,6 +724,8 @@ class PartialJSON:
                     state = following
                 self._number_state = state
                 self._pieces.append(text[i:j])
+                if len(self._pieces) > self._chunks + _LOOSE_PIECES:
+                    self._compact()
                 if j == n:
                     if self._token_index >= 0:  # continues in a later fragment
                         self._token_start = self._bytes + _utf8_length(text[: self._token_index])
@@ -685,6 +809,7 @@ class PartialJSON:
             # Unfinished here (or malformed): read it character by character.
             self._token_index = i
             self._pieces = []
+            self._chunks = 0
             self._number_state = 0
             self._mode = _NUMBER_TOKEN
             return i
@@ -715,8 +840,7 @@ class PartialJSON:
                 if char != "u":
                     self._fail("a high surrogate escape must be followed by its low half", text, i)
             elif char in _SIMPLE_ESCAPES:
-                self._pieces.append(_SIMPLE_ESCAPES[char])
-                self._length += 1
+                self._add_char(_SIMPLE_ESCAPES[char])
                 self._escape = ""
                 return i + 1
             elif char != "u":
@@ -740,12 +864,28 @@ class PartialJSON:
         code = int(digits, 16)
         self._escape = ""
         if self._high:
-            self._pieces.append(chr(0x10000 + ((self._high - 0xD800) << 10) + (code - 0xDC00)))
-            self._length += 1
+            self._add_char(chr(0x10000 + ((self._high - 0xD800) << 10) + (code - 0xDC00)))
             self._high = 0
         elif 0xD800 <= code <= 0xDBFF:
             self._high = code
         else:
-            self._pieces.append(chr(code))
-            self._length += 1
+            self._add_char(chr(code))
         return i + 1
+
+    def _add_char(self, char: str) -> None:
+        """Add one character (an escape read) to the string being read."""
+        pieces = self._pieces
+        pieces.append(char)
+        self._length += 1
+        if len(pieces) > self._chunks + _LOOSE_PIECES:
+            self._compact()
+
+    def _compact(self) -> None:
+        """Join the loose pieces of the unfinished token into one chunk: a token that arrives
+        in many small fragments is held in few pieces, and each piece is joined once."""
+        pieces = self._pieces
+        chunks = self._chunks
+        joined = "".join(pieces[chunks:])
+        del pieces[chunks:]
+        pieces.append(joined)
+        self._chunks = chunks + 1

@@ -38,6 +38,7 @@ from templiqx_contracts import (
     PARTIAL_JSON_MAX_BYTES,
     PARTIAL_JSON_MAX_DEPTH,
     Diagnostic,
+    PartialChange,
     PartialEvent,
     PartialJSON,
     PartialJSONError,
@@ -76,17 +77,24 @@ class OutputUpdate:
     """What one :meth:`PartialOutput.feed` produced.
 
     ``problems`` are the schema (or JSON) problems first seen in this feed; ``partial`` is the
-    reader's :class:`~templiqx_contracts.PartialValue` (``None`` once the stream is malformed).
+    reader's :class:`~templiqx_contracts.PartialValue` (``None`` once the stream is malformed);
+    ``changes`` is what this feed changed in the value, when the output records changes (a feed
+    that turned out malformed has those of the text before the malformed byte).
     """
 
-    __slots__ = ("_output", "partial", "problems")
+    __slots__ = ("_output", "changes", "partial", "problems")
 
     def __init__(
-        self, output: PartialOutput, partial: PartialValue | None, problems: tuple[Diagnostic, ...]
+        self,
+        output: PartialOutput,
+        partial: PartialValue | None,
+        problems: tuple[Diagnostic, ...],
+        changes: tuple[PartialChange, ...] = (),
     ) -> None:
         self._output = output
         self.partial = partial
         self.problems = problems
+        self.changes = changes
 
     @property
     def value(self) -> Any:
@@ -111,6 +119,9 @@ class PartialOutput:
         The contract's ``output_schema`` (``None``: read only).
     partial_strings:
         Show unfinished strings as their prefix (see :class:`~templiqx_contracts.PartialJSON`).
+    changes:
+        Record what each feed changed in the value (:attr:`OutputUpdate.changes`, see
+        :class:`~templiqx_contracts.PartialJSON`).
     max_bytes, max_depth:
         The reader's bounds.
 
@@ -130,12 +141,17 @@ class PartialOutput:
         schema: Any | None = None,
         *,
         partial_strings: bool = False,
+        changes: bool = False,
         max_bytes: int | None = PARTIAL_JSON_MAX_BYTES,
         max_depth: int = PARTIAL_JSON_MAX_DEPTH,
     ) -> None:
         self._schema = schema
         self._reader = PartialJSON(
-            partial_strings=partial_strings, events=True, max_bytes=max_bytes, max_depth=max_depth
+            partial_strings=partial_strings,
+            events=True,
+            changes=changes,
+            max_bytes=max_bytes,
+            max_depth=max_depth,
         )
         self._checking = schema is not None and _checkable(schema)
         # The schema of each open object or array (None: unconstrained or already wrong).
@@ -146,6 +162,10 @@ class PartialOutput:
         self._new: list[Diagnostic] = []
         self._failed = False
         self._final: list[Diagnostic] | None = None
+        # The string being read (the reader's path object, the same for its whole length) and
+        # what its schema limits: maxLength and the strings enum/const allow.
+        self._growing_path: ValuePath | None = None
+        self._growing_rules: tuple[int | None, list[str] | None] | None = None
 
     @property
     def value(self) -> Any:
@@ -213,9 +233,11 @@ class PartialOutput:
             growing = self._reader.growing
             if growing is not None:
                 self._check_growing(growing)
+        if not self._new:
+            return OutputUpdate(self, partial, (), partial.changes)
         problems = tuple(self._new)
         self._problems.extend(problems)
-        return OutputUpdate(self, partial, problems)
+        return OutputUpdate(self, partial, problems, partial.changes)
 
     def _malformed(self, error: PartialJSONError) -> OutputUpdate:
         self._failed = True
@@ -226,7 +248,7 @@ class PartialOutput:
             help=_INVALID_RESPONSE_HELP,
         )
         self._problems.append(problem)
-        return OutputUpdate(self, None, (problem,))
+        return OutputUpdate(self, None, (problem,), self._reader.changes)
 
     def _report(self, rule: str, path: ValuePath, message: str) -> None:
         if (rule, path) in self._reported:
@@ -318,14 +340,17 @@ class PartialOutput:
             self._check_complete(path, value, own)
 
     def _check_growing(self, path: ValuePath) -> None:
-        schema = self._schema_at(path)
-        if schema is None or path in self._flagged:
+        if path is not self._growing_path:  # a new string: find its rules once
+            self._growing_path = path
+            schema = self._schema_at(path)
+            self._growing_rules = None if schema is None else _string_rules(schema)
+        rules = self._growing_rules
+        if rules is None or path in self._flagged:
             return
+        limit, candidates = rules
         length = self._reader.growing_length()
-        limit = schema.get("maxLength")
-        if isinstance(limit, int) and not isinstance(limit, bool) and length > limit:
+        if limit is not None and length > limit:
             self._report("maxLength", path, f"the string is longer than {limit} characters")
-        candidates = _string_candidates(schema)
         if candidates is None or path in self._flagged:
             return
         longest = max((len(candidate) for candidate in candidates), default=-1)
@@ -354,6 +379,18 @@ def _type_allows(type_name: Any, kind: str) -> bool:
     if kind == "number":
         return type_name in ("number", "integer")
     return type_name == kind
+
+
+def _string_rules(schema: dict[str, Any]) -> tuple[int | None, list[str] | None] | None:
+    """What ``schema`` limits while a string grows: ``maxLength`` and the strings ``enum`` or
+    ``const`` allow (``None`` when it limits neither)."""
+    limit = schema.get("maxLength")
+    if not isinstance(limit, int) or isinstance(limit, bool):
+        limit = None
+    candidates = _string_candidates(schema)
+    if limit is None and candidates is None:
+        return None
+    return limit, candidates
 
 
 def _string_candidates(schema: dict[str, Any]) -> list[str] | None:

@@ -10,6 +10,8 @@ read:
   ``id``); one too deep to read at all (about 1000 levels) is refused (-32600) naming that
   limit, with its ``id`` when the line's first bytes or its last member show it;
 * text that is not JSON is the parse error -32700 (``id: null``: the id cannot be read);
+* a message holding an integer of more than :data:`MAX_INTEGER_DIGITS` digits is -32600 with
+  its ``id`` (issue #29: it used to be a parse error with ``id: null``);
 * a JSON value that is not an object (``null``, ``42``, ``"x"``) and an empty batch (``[]``)
   are -32600 with ``id: null``; an object that is not an MCP message is -32600 with its ``id``
   when it has a usable one, saying what is wrong with it;
@@ -31,6 +33,7 @@ from templiqx_application import MAX_ARGUMENT_DEPTH
 __all__ = [
     "HEAD_BYTES",
     "INVALID_REQUEST",
+    "MAX_INTEGER_DIGITS",
     "PARSE_ERROR",
     "Batch",
     "Refusal",
@@ -193,6 +196,37 @@ def read_element(value: Any) -> Any:
     return Refusal(INVALID_REQUEST, f"Invalid Request: {problem}", _usable_id(value), problem)
 
 
+MAX_INTEGER_DIGITS: Final = 4300
+"""The most digits an integer in a message may have (the interpreter's own conversion limit)."""
+
+
+class _HugeIntegers:
+    """``parse_int`` for :func:`json.loads` that notes integers of more than
+    :data:`MAX_INTEGER_DIGITS` digits (read as ``None``) instead of failing on them, so that the
+    line's ``id`` is still read."""
+
+    def __init__(self) -> None:
+        self.found = 0
+
+    def __call__(self, text: str) -> int | None:
+        if len(text.lstrip("-")) > MAX_INTEGER_DIGITS:
+            self.found += 1
+            return None
+        return int(text)
+
+
+def _huge_integer(value: Any) -> Refusal:
+    """A message holding an integer too long to read: refused, with its ``id`` when usable."""
+    request_id = _usable_id(value) if isinstance(value, dict) else None
+    return Refusal(
+        INVALID_REQUEST,
+        f"Invalid Request: the message holds an integer of more than {MAX_INTEGER_DIGITS} "
+        "digits, out of range for any argument; send it as a string",
+        request_id,
+        "an integer out of range",
+    )
+
+
 def _strict_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
@@ -200,6 +234,7 @@ def _strict_constant(name: str) -> Any:
 def read_refused(line: str) -> Any:
     """What a line the SDK's reader refused is: a message after all, a :class:`Batch`, or a
     :class:`Refusal` (see the module docstring)."""
+    huge = _HugeIntegers()
     try:
         value = msgspec.json.decode(line)
     except RecursionError:
@@ -209,7 +244,7 @@ def read_refused(line: str) -> Any:
         return _too_deep(request_id)
     except (msgspec.DecodeError, ValueError, OverflowError):
         try:  # what msgspec cannot hold (a number out of its range) may still be JSON
-            value = json.loads(line, parse_constant=_strict_constant)
+            value = json.loads(line, parse_constant=_strict_constant, parse_int=huge)
         except json.JSONDecodeError as bad:
             where = f"line {bad.lineno} column {bad.colno}: {bad.msg}"
             return Refusal(
@@ -220,6 +255,8 @@ def read_refused(line: str) -> Any:
             return Refusal(
                 PARSE_ERROR, f"Parse error: not JSON ({where})", None, f"not JSON ({where})"
             )
+    if huge.found:
+        return _huge_integer(value)
     if isinstance(value, list):
         if not value:
             return Refusal(

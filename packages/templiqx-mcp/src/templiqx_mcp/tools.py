@@ -15,7 +15,10 @@ every other outcome — ``ok:false`` included — is a normal result carrying th
 ``structuredContent`` and as compact, key-sorted JSON text (a large envelope once, see
 :mod:`templiqx_mcp.results`). An unknown tool is the JSON-RPC error -32602.
 
-No operation runs on the event loop: every call goes through the service's public async API
+No operation runs on the event loop, and neither does checking large arguments (walking 200,000
+values takes a fraction of a second; :func:`~templiqx_mcp.weight.is_small` decides in a few
+microseconds whether the check may run inline), nor turning a large envelope into its result:
+every call goes through the service's public async API
 (``ainvoke_bound``: the service's bounded worker pool, or a natively async runtime awaited on
 the loop), inside its package's lane (:mod:`templiqx_mcp.lanes`), so the server keeps reading —
 pings, cancellations, calls for other packages — however long a call takes. A streamed
@@ -25,6 +28,7 @@ pings, cancellations, calls for other packages — however long a call takes. A 
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import struct
@@ -32,6 +36,7 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
+import anyio.to_thread
 import mcp.types as types
 import msgspec
 from mcp.server.context import ServerRequestContext
@@ -44,6 +49,7 @@ from templiqx_mcp.calls import ProgressNote, SendProgress, stream_with_progress
 from templiqx_mcp.lanes import Lanes
 from templiqx_mcp.results import STRUCTURED_SINCE, bounded_result
 from templiqx_mcp.schemas import input_schema, output_schema
+from templiqx_mcp.weight import is_small
 from templiqx_mcp.wire import MAX_LINE_BYTES
 from templiqx_ports import LIVE_RUNTIME, RuntimeReach
 
@@ -290,7 +296,11 @@ class ToolSet:
         spec = self._specs.get(params.name)
         if spec is None:
             raise MCPError(code=INVALID_PARAMS, message="tool not found")
-        bound, problems = bind_arguments(spec, params.arguments or {})
+        arguments = params.arguments or {}
+        if is_small(arguments):
+            bound, problems = bind_arguments(spec, arguments)
+        else:
+            bound, problems = await anyio.to_thread.run_sync(bind_arguments, spec, arguments)
         if problems:
             return _argument_error("; ".join(d.message for d in problems))
         name = spec.name
@@ -302,4 +312,8 @@ class ToolSet:
             else:
                 envelope = await service.ainvoke_bound(name, bound)
         structured = ctx.session.protocol_version >= STRUCTURED_SINCE
-        return envelope_result(envelope, structured=structured)
+        if is_small(envelope.result) and is_small(envelope.stream_events):
+            return envelope_result(envelope, structured=structured)
+        return await anyio.to_thread.run_sync(
+            functools.partial(envelope_result, envelope, structured=structured)
+        )

@@ -18,7 +18,11 @@ a word. :func:`stdio_transport` replaces it with the files of this module:
   message: the usual case, and one wake-up of the client per message), else at most
   ``PIPE_BUF`` bytes once the pipe is writable. A client that stops reading stalls this writer,
   never the event loop, so the server keeps reading (and seeing cancellations) as before.
-* :func:`stdio_transport` parses each line into a JSON-RPC message for the SDK's server. Every
+* :func:`stdio_transport` parses each line into a JSON-RPC message for the SDK's server. A line
+  longer than :data:`LARGE_LINE_BYTES` is parsed on a worker thread, never on the event loop, and
+  is first counted: one holding more JSON values than its arguments may
+  (:data:`MAX_LINE_NODES`, three arguments of ``MAX_ARGUMENT_NODES``) is refused with -32600
+  before it is decoded (issue #29: 8 MB of ``[{}, {}, ...]`` took 6-8 s on the loop). Every
   line gets exactly the answer JSON-RPC 2.0 prescribes: a line that is not JSON the parse error
   -32700 (``id: null``: the id cannot be read); an oversized line, one nested too deeply to
   read, a value that is not an object and an object that is not an MCP message the error
@@ -56,8 +60,10 @@ from typing import Any
 import anyio
 import anyio.abc
 import anyio.to_thread
+import msgspec
 
-from templiqx_application import MAX_ARGUMENT_BYTES
+from templiqx_application import MAX_ARGUMENT_BYTES, MAX_ARGUMENT_NODES
+from templiqx_contracts import json_node_estimate
 from templiqx_mcp.messages import (
     HEAD_BYTES,
     INVALID_REQUEST,
@@ -67,10 +73,13 @@ from templiqx_mcp.messages import (
     read_element,
     read_refused,
 )
+from templiqx_mcp.weight import is_small
 
 __all__ = [
     "FRAMING_BYTES",
+    "LARGE_LINE_BYTES",
     "MAX_LINE_BYTES",
+    "MAX_LINE_NODES",
     "OversizedLine",
     "WireLines",
     "WireWriter",
@@ -87,6 +96,11 @@ FRAMING_BYTES = 1 << 16
 MAX_LINE_BYTES = MAX_ARGUMENT_BYTES + FRAMING_BYTES
 """The longest line read: the argument limit (8 MiB) plus framing. Longer lines are refused."""
 
+LARGE_LINE_BYTES = 1 << 16
+"""Lines longer than this are counted and parsed on a worker thread."""
+
+MAX_LINE_NODES = 3 * MAX_ARGUMENT_NODES + 4096
+"""Most JSON values and keys one line may hold: three arguments at their limit, and framing."""
 
 _NEWLINE = re.compile(rb"\r\n|\r|\n")
 _claim = threading.Lock()
@@ -318,6 +332,49 @@ class _Batches:
         return None
 
 
+class _TooManyNodesError(Exception):
+    def __init__(self, count: int) -> None:
+        super().__init__(count)
+        self.count = count
+
+
+def _parse_large(line: str) -> Any:
+    """A long line as a JSON-RPC message, on a worker thread: counted first, then decoded by
+    msgspec (several times faster than the SDK's parser, and the loop's thread waits on the GIL
+    for less) and checked by the SDK's types; any line msgspec refuses goes to the SDK's own
+    parser, so what is refused, and how, is unchanged."""
+    import mcp.types as types
+
+    count = json_node_estimate(line, MAX_LINE_NODES)
+    if count > MAX_LINE_NODES:
+        raise _TooManyNodesError(count)
+    try:
+        value = msgspec.json.decode(line)
+    except (msgspec.DecodeError, RecursionError):
+        return types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+    return types.jsonrpc_message_adapter.validate_python(value, by_name=False)
+
+
+def _dump(message: Any) -> str:
+    return str(message.model_dump_json(by_alias=True, exclude_unset=True))
+
+
+def _dump_large(message: Any) -> str:
+    """The same JSON value as :func:`_dump`, written by msgspec: pydantic's serializer holds the
+    interpreter for the whole message (200 ms for a 16 MB result, the event loop stopped
+    meanwhile), msgspec takes a few milliseconds."""
+    data = message.model_dump(by_alias=True, exclude_unset=True, mode="json")
+    return msgspec.json.encode(data).decode("utf-8")
+
+
+async def _dumped(message: Any) -> str:
+    """A message's JSON; a large result is written out on a worker thread, off the loop."""
+    result = getattr(message, "result", None)
+    if result is None or is_small(result):
+        return _dump(message)
+    return str(await anyio.to_thread.run_sync(_dump_large, message))
+
+
 @asynccontextmanager
 async def stdio_transport(
     lines: WireLines, writer: WireWriter, *, log: Log = _stderr
@@ -384,28 +441,54 @@ async def stdio_transport(
         if not line.strip():
             return  # blank lines are framing, not messages
         try:
-            parsed = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+            if len(line) > LARGE_LINE_BYTES:
+                parsed = await anyio.to_thread.run_sync(_parse_large, line)
+            else:
+                parsed = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+        except _TooManyNodesError as many:
+            request_id = head_id(line[:HEAD_BYTES].encode("utf-8", "replace"))
+            log(
+                f"refused a line holding about {many.count} JSON values (the limit is "
+                f"{MAX_LINE_NODES}); answered {INVALID_REQUEST} with id {json.dumps(request_id)}"
+            )
+            message = (
+                f"Invalid Request: message holds about {many.count} JSON values and keys, more "
+                f"than the {MAX_LINE_NODES} a message may (MAX_ARGUMENT_NODES is "
+                f"{MAX_ARGUMENT_NODES} per argument); send fewer, larger values"
+            )
+            await replies.send(SessionMessage(error(INVALID_REQUEST, message, request_id)))
+            return
         except Exception:
-            what = read_refused(line)
+            what = await refused(line)
         else:
             if not (isinstance(parsed, types.JSONRPCNotification) and '"id"' in line):
                 await deliver(parsed)
                 return
-            what = read_refused(line)  # a request whose unusable id the SDK dropped?
+            what = await refused(line)  # a request whose unusable id the SDK dropped?
         if isinstance(what, Refusal):
             noted(what)
             await replies.send(SessionMessage(error(what.code, what.message, what.request_id)))
         elif isinstance(what, Batch):
-            await take_batch(what)
+            await take_batch(what, large=len(line) > LARGE_LINE_BYTES)
         else:
             await deliver(what)
 
-    async def take_batch(batch: Batch) -> None:
+    async def refused(line: str) -> Any:
+        """:func:`~templiqx_mcp.messages.read_refused`, off the loop for a long line."""
+        if len(line) > LARGE_LINE_BYTES:
+            return await anyio.to_thread.run_sync(read_refused, line)
+        return read_refused(line)
+
+    async def take_batch(batch: Batch, *, large: bool) -> None:
+        elements = batch.elements
+        if large:
+            read = await anyio.to_thread.run_sync(lambda: [read_element(e) for e in elements])
+        else:
+            read = [read_element(element) for element in elements]
         waiting: set[str | int] = set()
         refused: list[str] = []
         messages: list[Any] = []
-        for element in batch.elements:
-            what = read_element(element)
+        for what in read:
             if isinstance(what, Refusal):
                 noted(what)
                 refused.append(refusal_text(what))
@@ -413,7 +496,7 @@ async def stdio_transport(
             if isinstance(what, types.JSONRPCRequest):
                 waiting.add(what.id)
             messages.append(what)
-        log(f"a batch of {len(batch.elements)} messages; answered with one array")
+        log(f"a batch of {len(elements)} messages; answered with one array")
         if waiting:
             batches.open(waiting, refused)
         elif refused:
@@ -431,7 +514,7 @@ async def stdio_transport(
                     text: str | None = message.text
                 else:
                     inner = message.message
-                    text = inner.model_dump_json(by_alias=True, exclude_unset=True)
+                    text = await _dumped(inner)
                     if isinstance(inner, answered):
                         text = batches.hold(inner.id, text)
                 if text is None:

@@ -243,6 +243,13 @@ class ScriptedRuntime(RuntimeAdapter, AsyncRuntimeAdapter):
         """Offline: the answers are replayed from the scenario; nothing leaves the process."""
         return OFFLINE_RUNTIME
 
+    def request_fingerprint(self, request: ExecutionRequest) -> str:
+        """The fingerprint of the compiled interaction (what every receipt carries)."""
+        try:
+            return fingerprint(request.interaction)
+        except CanonicalJSONError as exc:
+            raise InvalidDataError(str(exc)) from exc
+
     def descriptor(self) -> AdapterDescriptor:
         """``templiqx-scripted-runtime`` ``0.2.0`` with ``["structured_output"]``, and
         ``tool_calling`` after it when the runtime scripts tool calls (``tool_call`` events, or

@@ -111,6 +111,18 @@ class RuntimeAdapter(abc.ABC):
         Adapters never retry internally: hosts own retry policy.
         """
 
+    def request_fingerprint(self, request: ExecutionRequest) -> str | None:
+        """The ``request_fingerprint`` the receipt of ``request`` will carry, without a call.
+
+        Hosts that run many requests (batch runs) use it to execute identical requests once and
+        to look results up by request before calling the model. It must equal the receipt's
+        ``request_fingerprint`` for the same request and settings; it may raise the
+        :class:`~templiqx_ports.errors.PortError` the call would raise for a request the
+        adapter cannot send (unreadable settings, say). The default, ``None``, means the
+        adapter cannot tell before the call (hosts then key requests by the request itself).
+        """
+        return None
+
     def execute_streaming(
         self,
         request: ExecutionRequest,

@@ -184,6 +184,10 @@ class LangfuseRuntime(RuntimeAdapter, AsyncRuntimeAdapter):
             id=ADAPTER_ID, version=ADAPTER_VERSION, capabilities=list(CAPABILITIES)
         )
 
+    def request_fingerprint(self, request: ExecutionRequest) -> str:
+        """The fingerprint of the whole execution request (what the receipt carries)."""
+        return fingerprint(request)
+
     def _record(self, request: ExecutionRequest, client: ChatClient) -> TraceRecord:
         """The trace of ``request`` before the call (its outcome is filled in after)."""
         interaction = request.interaction

@@ -183,6 +183,10 @@ class OpenAIRuntime(RuntimeAdapter, AsyncRuntimeAdapter):
             id=ADAPTER_ID, version=ADAPTER_VERSION, capabilities=list(CAPABILITIES)
         )
 
+    def request_fingerprint(self, request: ExecutionRequest) -> str:
+        """The fingerprint of the request body a call would send (settings are read now)."""
+        return fingerprint(self._lazy.get().request_body(request.interaction))
+
     def _receipt(self, request: ExecutionRequest, result: ChatResult) -> ExecutionReceipt:
         output = result.output
         return ExecutionReceipt(

@@ -12,7 +12,11 @@ whole answer, without the status line, and stays on screen.
 It is used only when stderr is a terminal that understands cursor movement (not ``TERM=dumb``,
 see :func:`live_display`); colour follows :func:`~templiqx_cli.human.style.style_for`
 (``NO_COLOR`` turns it off, redrawing stays). Redraws are at most :data:`REDRAW_INTERVAL_S`
-apart, so a fast stream costs one drawing per interval, not one per delta.
+apart, so a fast stream costs one drawing per interval, not one per delta — and a drawing that
+takes long (a large answer) waits :data:`REDRAW_BACKOFF` times its own duration before the next,
+so drawing never takes more than a fixed share of the stream's time, however large the answer
+and however many deltas it comes in. A delta itself costs nothing here: only a drawing reads
+the view's value.
 """
 
 from __future__ import annotations
@@ -25,15 +29,19 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
 from templiqx_cli.human.style import Style
+from templiqx_cli.terminal import terminal_safe
 from templiqx_contracts import MISSING
 
 if TYPE_CHECKING:
     from templiqx_application import PartialView
 
-__all__ = ["REDRAW_INTERVAL_S", "LiveAnswer", "live_display"]
+__all__ = ["REDRAW_BACKOFF", "REDRAW_INTERVAL_S", "LiveAnswer", "live_display"]
 
 REDRAW_INTERVAL_S = 1 / 30
 """The shortest time between two live redraws."""
+REDRAW_BACKOFF = 4
+"""After a drawing that took ``t`` seconds, the next waits at least this many times ``t``: the
+live display spends at most a fifth of the time drawing."""
 
 _FALLBACK_SIZE = (80, 24)
 _SHOWN_PROBLEMS = 5
@@ -94,17 +102,21 @@ class LiveAnswer:
         self._clock = clock
         self._interval = interval
         self._drawn_rows = 0  # rows of the drawing on screen, which the next one replaces
-        self._drawn_at: float | None = None
+        self._next_at: float | None = None  # when the next live drawing may start
         self._pending = False  # a change not drawn yet (the interval had not passed)
 
     def update(self, view: PartialView) -> None:
-        """The view changed: redraw it, unless the last drawing is too recent."""
+        """The view changed: redraw it, unless the last drawing is too recent.
+
+        Costs a clock reading when it does not draw; the view's value is read only to draw.
+        """
         now = self._clock()
-        if self._drawn_at is not None and now - self._drawn_at < self._interval:
+        if self._next_at is not None and now < self._next_at:
             self._pending = True
             return
         self._draw(view, final=False)
-        self._drawn_at = now
+        took = max(self._clock() - now, 0.0)
+        self._next_at = now + max(self._interval, took * (1 + REDRAW_BACKOFF))
 
     def finish(self, view: PartialView) -> None:
         """The stream ended: draw the answer as it ended, whole; it stays on screen."""
@@ -115,7 +127,7 @@ class LiveAnswer:
     def settle(self) -> None:
         """Leave the drawing on screen: what is written next goes below it."""
         self._drawn_rows = 0
-        self._drawn_at = None
+        self._next_at = None
         self._pending = False
 
     def _lines(self, view: PartialView, *, final: bool) -> list[str]:
@@ -124,7 +136,8 @@ class LiveAnswer:
         problems = view.problems
         for problem in problems[:_SHOWN_PROBLEMS]:
             mark = self._style.mark(False)
-            lines.append(f"{mark} {problem.code} {problem.json_pointer}: {problem.message}")
+            text = terminal_safe(f"{problem.code} {problem.json_pointer}: {problem.message}")
+            lines.append(f"{mark} {text}")
         if len(problems) > _SHOWN_PROBLEMS:
             lines.append(self._style.dim(f"  and {len(problems) - _SHOWN_PROBLEMS} more"))
         if not final:
@@ -154,7 +167,8 @@ class LiveAnswer:
 
 
 def _json_lines(value: Any) -> list[str]:
-    return json.dumps(value, indent=2, ensure_ascii=False).split("\n")
+    # json escapes C0 controls; C1 controls and bidirectional overrides it leaves raw
+    return terminal_safe(json.dumps(value, indent=2, ensure_ascii=False)).split("\n")
 
 
 def _bottom(lines: Sequence[str], columns: int, rows: int, style: Style) -> list[str]:

@@ -1,0 +1,171 @@
+"""The batch actor: one per worker of the pool, composing the templiqx service once.
+
+Ray Data calls it with record batches of ``{INDEX_COLUMN, <the dataset's columns>}``; it turns
+each record into a :class:`~templiqx_application.batch.BatchRow` exactly as the local batch
+reads the same file (``templiqx_local.batch.row_from_json`` for a JSONL line,
+``row_from_record`` for a Parquet record, through the same column mapping), runs them through
+``service.batch(...)`` — the same engine, so the same result rows — and returns one output
+record per row: its index and the result's JSON line (the line the local batch writes).
+
+Before its first call the actor checks that the package it sees has the identity fingerprint
+the driver gave it, and refuses to start otherwise (``TQX_BATCH_IDENTITY_MISMATCH``): every
+worker provably runs the same contracts. The engine checks it again at every batch, so a
+package changed under a running pipeline stops it too.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import OrderedDict
+from typing import Any
+
+import msgspec
+
+from templiqx_application import TempliqxService
+from templiqx_application.batch import BatchOptions, BatchResult, BatchRow, RateBudget
+from templiqx_local import compose, load_runtime
+from templiqx_local.batch import ColumnMapping, row_from_json, row_from_record
+
+__all__ = [
+    "INDEX_COLUMN",
+    "LEDGER_ENTRIES",
+    "LINE_COLUMN",
+    "STATS_COLUMN",
+    "TEXT_COLUMN",
+    "BatchActor",
+    "PackageIdentityError",
+]
+
+INDEX_COLUMN = "__templiqx_index"
+LINE_COLUMN = "result"
+STATS_COLUMN = "stats"
+TEXT_COLUMN = "text"
+"""The column ``ray.data.read_text`` gives a JSONL line in."""
+
+LEDGER_ENTRIES = 65_536
+"""Distinct requests an actor remembers: duplicates this close are executed once."""
+
+_ENCODER = msgspec.json.Encoder()
+
+
+class PackageIdentityError(RuntimeError):
+    """``TQX_BATCH_IDENTITY_MISMATCH``: the actor's package is not the one it was given."""
+
+    code = "TQX_BATCH_IDENTITY_MISMATCH"
+
+
+class _BoundedLedger:
+    """The actor's ledger (:class:`~templiqx_application.batch.BatchLedger`): the last
+    :data:`LEDGER_ENTRIES` requests, so memory stays bounded on an endless dataset."""
+
+    def __init__(self) -> None:
+        self._results: OrderedDict[str, BatchResult] = OrderedDict()
+
+    def finished(self, key: str) -> BatchResult | None:
+        found = self._results.get(key)
+        if found is not None:
+            self._results.move_to_end(key)
+        return found
+
+    def record(self, key: str, result: BatchResult) -> None:
+        self._results[key] = result
+        if len(self._results) > LEDGER_ENTRIES:
+            self._results.popitem(last=False)
+
+
+class BatchActor:
+    """A Ray Data callable class (``map_batches(BatchActor, compute=ActorPoolStrategy(...))``)."""
+
+    def __init__(
+        self,
+        *,
+        root: str,
+        package: str,
+        contract: str | None,
+        identity: str,
+        runtime: str,
+        source_format: str,
+        mapping: list[str],
+        options: dict[str, Any],
+        budget: Any = None,
+    ) -> None:
+        self._service = self._compose(root, runtime, options.get("evaluate", False))
+        exported = self._service.export_package_identity(package)
+        found = exported.fingerprints.get("package_identity")
+        if not exported.ok or found != identity:
+            reason = (
+                "; ".join(d.message for d in exported.diagnostics)
+                if not exported.ok
+                else f"it has identity {found}"
+            )
+            raise PackageIdentityError(
+                f"{PackageIdentityError.code}: the actor on pid {os.getpid()} refuses to run: "
+                f"package '{package}' under {root!r} is not the one the batch was given "
+                f"({identity}): {reason}. Ship the same package folder to every worker."
+            )
+        self._package = package
+        self._contract = contract
+        self._format = source_format
+        self._mapping = ColumnMapping.parse(mapping)
+        self._options = BatchOptions(**options)
+        self._budget: RateBudget | None = None
+        if budget is not None:
+            from templiqx_ray.budget import SharedRateBudget
+
+            self._budget = SharedRateBudget(budget)
+        self._ledger = _BoundedLedger()
+
+    @staticmethod
+    def _compose(root: str, runtime: str, evaluate: bool) -> TempliqxService:
+        if runtime == "fake" or evaluate:
+            return compose(root)
+        return compose(root, runtime=load_runtime(runtime))
+
+    def _row(self, record: dict[str, Any]) -> BatchRow:
+        index = int(record.pop(INDEX_COLUMN))
+        if self._format == "jsonl":
+            return row_from_json(str(record.get(TEXT_COLUMN, "")), index, self._mapping)
+        return row_from_record(record, index, self._mapping)
+
+    def __call__(self, batch: Any) -> dict[str, list[Any]]:
+        records: list[dict[str, Any]] = batch.to_pylist()
+        rows = [self._row(record) for record in records]
+        if self._options.evaluate:
+            run = self._service.test_dataset(
+                self._package,
+                rows,
+                contract=self._contract,
+                capabilities=None
+                if self._options.capabilities is None
+                else list(self._options.capabilities),
+                concurrency=self._options.concurrency,
+                ledger=self._ledger,
+            )
+        else:
+            run = self._service.batch(
+                self._package,
+                self._contract,
+                rows,
+                options=self._options,
+                ledger=self._ledger,
+                budget=self._budget,
+            )
+        with run:
+            results = list(run)
+        if run.diagnostics:
+            problems = "; ".join(f"{d.code}: {d.message}" for d in run.diagnostics)
+            raise RuntimeError(f"the batch was refused on pid {os.getpid()}: {problems}")
+        engine = run.engine
+        stats = {
+            "calls": engine.calls,
+            "retries": engine.retries,
+            "rate_limited": engine.rate_limited,
+            "lowest": engine.summary().concurrency.get("lowest"),
+        }
+        if not results:
+            return {INDEX_COLUMN: [], LINE_COLUMN: [], STATS_COLUMN: []}
+        return {
+            INDEX_COLUMN: [result.index for result in results],
+            LINE_COLUMN: [_ENCODER.encode(result).decode() for result in results],
+            STATS_COLUMN: [_ENCODER.encode(stats).decode()] + [""] * (len(results) - 1),
+        }
