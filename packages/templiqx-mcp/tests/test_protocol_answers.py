@@ -221,3 +221,83 @@ def test_argument_and_workspace_problems_say_what_is_wrong(shared: Any) -> None:
     assert "outside the allowed workspace roots" in problem["message"]
     assert problem["help"].startswith("Leave `workspace` out to use the configured workspace")
     assert "separators" not in problem["help"]
+
+
+_CONTRACT = {"package": "welcome", "contract": "onboarding-summary"}
+
+
+def _nested_value(depth: int) -> list[Any]:
+    value: list[Any] = []
+    for _ in range(depth - 1):
+        value = [value]
+    return value
+
+
+def test_requests_deeper_than_the_sdk_reads_are_answered_through_the_official_client(
+    open_session: Any, packages_root: Path
+) -> None:
+    """Between the SDK reader's ~200 levels and MAX_ARGUMENT_DEPTH a call runs and is answered
+    with its own result (it was "not a JSON-RPC 2.0 message"). The official client cannot write
+    a message much deeper than 255 levels (its serializer stops there), so the deeper cases are
+    raw lines: see test_deep_requests_get_their_id_and_the_limit_named."""
+    found: dict[int, Any] = {}
+
+    async def drive() -> None:
+        async with open_session("--root", str(packages_root)) as session:
+            for depth in (220, 250):
+                with anyio.fail_after(60):
+                    found[depth] = await session.call_tool(
+                        "execute_contract", {**_CONTRACT, "fixture_output": _nested_value(depth)}
+                    )
+
+    anyio.run(drive)
+    for result in found.values():
+        assert result.is_error is False
+        envelope = result.structured_content
+        assert envelope["operation"] == "execute_contract"
+        assert [d["code"] for d in envelope["diagnostics"]][:1] == ["TQX_VALUE_REQUIRED"]
+
+
+def test_the_execute_description_holds_for_what_stream_events_carry(shared: Any) -> None:
+    """Issue #28: the tool description said stream_events "end in Complete or Failed", which a
+    refused call and an output that breaks the schema contradicted. What it says now is what
+    the official client receives."""
+    tools = {tool.name: tool for tool in shared.call("list_tools").tools}
+    description = tools["execute_contract"].description
+    assert "a call refused before the runtime runs (bad values, a missing capability) has none" in (
+        description
+    )
+    assert "ok false with TQX_OUTPUT_SCHEMA, when the output breaks the contract's schema" in (
+        description
+    )
+    request = shared.root / "welcome" / "scenarios" / "stream-vip" / "request.json"
+    values = json.loads(request.read_text(encoding="utf-8"))
+    refused = shared.call(
+        "call_tool",
+        "execute_contract",
+        {**_CONTRACT, **values, "capabilities": ["text"], "stream": True, "fixture_output": {}},
+    ).structured_content
+    assert refused["ok"] is False
+    assert [d["code"] for d in refused["diagnostics"]] == ["TQX_CAPABILITY_UNSUPPORTED"]
+    assert "stream_events" not in refused, "refused before the runtime: no events"
+    broken = shared.call(
+        "call_tool",
+        "execute_contract",
+        {**_CONTRACT, **values, "stream": True, "fixture_output": {"tone": 7}},
+    ).structured_content
+    assert broken["ok"] is False
+    assert {d["code"] for d in broken["diagnostics"]} == {"TQX_OUTPUT_SCHEMA"}
+    terminal = broken["stream_events"][-1]
+    assert (terminal["kind"], terminal["output_schema_valid"]) == ("Complete", False)
+    ran = shared.call(
+        "call_tool",
+        "execute_contract",
+        {
+            **_CONTRACT,
+            **values,
+            "stream": True,
+            "fixture_output": {"summary": "s", "next_steps": ["x"], "tone": "warm"},
+        },
+    ).structured_content
+    assert ran["ok"] is True
+    assert ran["stream_events"][-1]["kind"] == "Complete"
