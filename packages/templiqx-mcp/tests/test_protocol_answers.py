@@ -99,6 +99,21 @@ def test_an_object_that_is_no_message_keeps_its_id(served: Any) -> None:
     assert '"jsonrpc" must be "2.0"' in answer["error"]["message"]
 
 
+@pytest.mark.parametrize("digits", [4301, 100_000])
+def test_an_integer_too_long_to_read_is_refused_with_the_id(served: Any, digits: int) -> None:
+    """Issue #29 beside #28: the line is refused -32600 with its id (it was a parse error with
+    ``id: null``), never delivered with the number changed."""
+    served.stdin.write(
+        b'{"jsonrpc":"2.0","id":"huge","method":"tools/call","params":{"name":"catalog",'
+        b'"arguments":{"n":' + b"7" * digits + b"}}}\n"
+    )
+    served.stdin.flush()
+    answer = served.answer("huge")
+    assert answer["error"]["code"] == -32600
+    assert "more than 4300 digits" in answer["error"]["message"]
+    assert len(json.dumps(answer)) < 1000, "the number is not echoed"
+
+
 def test_a_batch_is_answered_with_one_array(served: Any) -> None:
     served.send_raw(
         [
