@@ -283,6 +283,13 @@ def test_permanent_failures_are_recorded_once_and_transient_ones_retried(
     assert summary["by_code"] == {"TQX_RUNTIME_PERMANENT": 2}
 
 
+def _sigint_default() -> None:
+    """In the child, before exec: SIGINT's default disposition, as a terminal gives it (a test
+    run started with ``nohup ... &`` has SIGINT ignored, and exec keeps an ignored signal so:
+    the CLI would never see the SIGINT sent below)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_ctrl_c_leaves_a_resumable_output(root: Path, tmp_path: Path) -> None:
     source = tickets(tmp_path / "in.jsonl", 120)
     output = tmp_path / "out.jsonl"
@@ -305,7 +312,12 @@ def test_ctrl_c_leaves_a_resumable_output(root: Path, tmp_path: Path) -> None:
             "0.2",
         )
         process = subprocess.Popen(
-            argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+            argv,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            preexec_fn=_sigint_default,
         )
         wait_for_lines(output, 8, process, limit=60)
         process.send_signal(signal.SIGINT)

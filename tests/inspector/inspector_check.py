@@ -15,6 +15,9 @@ package and compares what the Inspector shows with the catalog, the CLI and the 
   returned capabilities, passes;
 * ``tools/call put_contract`` with a 100 KB source that is one string (as large as one command
   line argument may be): an answer under 4 KB;
+* ``resources/list`` and ``resources/templates/list`` (issue #28: the Inspector exited 1 on the
+  templates), and ``resources/read`` of a package and a contract through the templates;
+* ``prompts/get`` without the prompt's required argument: an error naming it (issue #28);
 * ``tools/list`` with an unknown option and without a root: exit 2 and 1, nothing created.
 
 Exit status 0 when every check passes; each check prints one line.
@@ -141,6 +144,39 @@ def check_a_large_bad_source_gets_a_small_answer(root: Path, scratch: Path) -> s
     return f"a 100 KB one-string source is answered in {size} bytes"
 
 
+def check_resources_and_templates(root: Path, scratch: Path) -> str:
+    listed = answer(inspector(root, "--method", "resources/list"))["resources"]
+    assert {r["uri"] for r in listed} == {
+        "templiqx://catalog",
+        "templiqx://packages",
+        "templiqx://workspace",
+    }, listed
+    templates = answer(inspector(root, "--method", "resources/templates/list"))
+    uris = [t["uriTemplate"] for t in templates["resourceTemplates"]]
+    assert uris == [
+        "templiqx://packages/{package}",
+        "templiqx://packages/{package}/contracts/{contract}",
+    ], uris
+    package = answer(
+        inspector(root, "--method", "resources/read", "--uri", "templiqx://packages/welcome")
+    )
+    envelope = json.loads(package["contents"][0]["text"])
+    assert (envelope["operation"], envelope["ok"]) == ("validate_package", True), envelope
+    contract_uri = "templiqx://packages/welcome/contracts/account-digest"
+    contract = answer(inspector(root, "--method", "resources/read", "--uri", contract_uri))
+    loaded = json.loads(contract["contents"][0]["text"])
+    assert loaded["result"]["id"] == "account-digest", loaded
+    return f"{len(listed)} resources and {len(uris)} templates listed; both templates read"
+
+
+def check_a_prompt_without_its_argument(root: Path, scratch: Path) -> str:
+    done = inspector(root, "--method", "prompts/get", "--prompt-name", "bootstrap")
+    assert done.returncode != 0, done.stdout
+    said = done.stdout + done.stderr
+    assert "requires the argument 'package'" in said, said[-2000:]
+    return "prompts/get without `package` is refused, naming it"
+
+
 def check_the_command_line(root: Path, scratch: Path) -> str:
     unknown = subprocess.run(
         [sys.executable, "-m", "templiqx_mcp", "--root", str(root), "--bogus"],
@@ -175,6 +211,8 @@ def main() -> int:
             check_validate_equals_the_cli,
             check_the_run_eval_prompt,
             check_a_large_bad_source_gets_a_small_answer,
+            check_resources_and_templates,
+            check_a_prompt_without_its_argument,
             check_the_command_line,
         ]
         for index, check in enumerate(checks):

@@ -11,7 +11,8 @@ time installing pip itself; its download cache is pip's usual one, shared by all
 Also checked: the environment holds exactly the templiqx distributions the installed one needs,
 and they are this build's files, not some other copy of the same name and version.
 ``templiqx-runtime-openai`` additionally gets ``templiqx-cli`` afterwards, and the CLI must list
-and select ``--runtime openai``.
+and select ``--runtime openai``; ``templiqx-mock`` gets ``templiqx-cli`` too, and ``templiqx
+demo`` must run from the installed CLI (its example package ships in the wheel).
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ PLANS: dict[str, tuple[str, tuple[str, str] | None]] = {
     "templiqx-core": ("smoke_core.py", None),
     "templiqx-application": ("smoke_application.py", None),
     "templiqx-local": ("smoke_local.py", None),
-    "templiqx-mock": ("smoke_mock.py", None),
+    "templiqx-mock": ("smoke_mock.py", ("templiqx-cli", "smoke_cli_demo.py")),
     "templiqx-runtime-openai": (
         "smoke_runtime_openai.py",
         ("templiqx-cli", "smoke_cli_lists_openai.py"),

@@ -38,6 +38,7 @@ class McpPipe:
     responses: dict[Any, dict[str, Any]] = field(default_factory=dict)
     notifications: int = 0
     non_protocol: list[bytes] = field(default_factory=list)
+    batch_answers: int = 0
     raw: list[bytes] = field(default_factory=list)
     arrived: threading.Condition = field(default_factory=threading.Condition)
     next_id: int = 1000
@@ -89,6 +90,10 @@ class McpPipe:
             return -9
 
 
+def _is_message(value: Any) -> bool:
+    return isinstance(value, dict) and value.get("jsonrpc") == "2.0"
+
+
 _LARGE = 1 << 20
 _HEAD = re.compile(rb'^\{"jsonrpc":"2\.0","id":(-?[0-9]+|"[^"\\]*"),"(?:result|error)":')
 
@@ -108,7 +113,10 @@ def _read(pipe: McpPipe) -> None:
         except ValueError:
             pipe.non_protocol.append(raw[:200])
             continue
-        if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
+        if isinstance(message, list) and message and all(_is_message(m) for m in message):
+            pipe.batch_answers += 1  # a batch's answer (issue #28): an array of answers
+            continue
+        if not _is_message(message):
             pipe.non_protocol.append(raw[:200])
             continue
         with pipe.arrived:

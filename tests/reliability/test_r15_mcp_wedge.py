@@ -27,6 +27,8 @@ import pytest
 import reliability_kit as kit
 from mcp_pipe import McpPipe, line, start
 
+from templiqx_core.fuel import MAX_RENDER_FUEL
+
 SUITE = "R15"
 CALLS = 64
 PACKAGES = 16
@@ -99,7 +101,11 @@ def test_cancelled_heavy_calls_leave_a_responsive_server(tmp_path: Path) -> None
     figures = kit.FIGURES
     root = tmp_path / "root"
     root.mkdir()
-    pipe = start(root, {}, tmp_path)
+    # The most fuel a host may give (about a minute of rendering a call): with the default, one
+    # call ran out of fuel in ~1.1 s, so the two calls holding the CPU slots could be answered
+    # before the cancellations were sent whenever the pings meanwhile took a few tenths of a
+    # second (a loaded machine), and the test counted them as cancelled calls answered.
+    pipe = start(root, {"TEMPLIQX_RENDER_FUEL": str(MAX_RENDER_FUEL)}, tmp_path)
     try:
         for index in range(PACKAGES + 1):
             assert _ok(pipe, "create_package", {"name": f"p{index:02d}", "version": "0.1.0"})

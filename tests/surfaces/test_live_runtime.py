@@ -218,6 +218,47 @@ def test_usage_through_mcp(welcome_root: Path, tmp_path: Path, harness: Any) -> 
         assert envelope["usage"] == USAGE
 
 
+def test_a_live_runtime_makes_execute_neither_read_only_nor_closed(
+    welcome_root: Path, tmp_path: Path, harness: Any
+) -> None:
+    """Issue #28: hosts that auto-approve read-only tools must not auto-approve model calls.
+
+    With the OpenAI runtime composed, the official client sees ``execute_contract`` as a
+    non-read-only, open-world tool (the other tools keep the catalog's flags), and the
+    instructions say that executions reach outside the machine and may cost money.
+    """
+    found: dict[str, Any] = {}
+
+    async def drive(env: dict[str, str]) -> None:
+        params = StdioServerParameters(
+            command=sys.executable,
+            args=["-m", "templiqx_mcp", str(welcome_root)],
+            env=env,
+            cwd=str(welcome_root.parent),
+        )
+        with (tmp_path / "mcp.log").open("a", encoding="utf-8") as log:
+            async with (
+                stdio_client(params, errlog=log) as (read, write),
+                ClientSession(read, write) as session,
+            ):
+                initialized = await session.initialize()
+                found["instructions"] = initialized.instructions
+                found["tools"] = {t.name: t for t in (await session.list_tools()).tools}
+
+    with LoopbackServer(_model(False)) as server:
+        anyio.run(drive, _clean_env(harness, {**_env(server), "TEMPLIQX_RUNTIME": "openai"}))
+    execute = found["tools"]["execute_contract"]
+    hints = execute.annotations
+    assert (hints.read_only_hint, hints.open_world_hint) == (False, True)
+    assert (hints.destructive_hint, hints.idempotent_hint) == (False, False)
+    assert "calls a live model" in execute.description
+    assert "cost money" in execute.description
+    others = [tool for name, tool in found["tools"].items() if name != "execute_contract"]
+    assert all(tool.annotations.open_world_hint is False for tool in others)
+    assert "openai, a live model" in found["instructions"]
+    assert "may cost money" in found["instructions"]
+
+
 def test_render_and_compile_need_no_model_settings(
     welcome_root: Path, tmp_path: Path, harness: Any
 ) -> None:
@@ -298,8 +339,10 @@ def test_an_unknown_runtime_of_ours_names_its_distribution(
     monkeypatch.setattr(compose_module, "_runtime_entry_points", lambda: without)
     with pytest.raises(compose_module.RuntimeSelectionError) as caught:
         compose_module.load_runtime("openai")
-    assert str(caught.value).endswith(
-        "'openai' is provided by templiqx-runtime-openai (pip install templiqx-runtime-openai)"
+    assert (
+        "'openai' is provided by templiqx-runtime-openai: install it into the same environment "
+        "(from a clone's wheels: uv build --all-packages --out-dir dist, then pip install "
+        "--find-links dist templiqx-runtime-openai" in str(caught.value)
     )
     with pytest.raises(compose_module.RuntimeSelectionError) as other:
         compose_module.load_runtime("warp")

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import mcp.types as types
 import pytest
 
 CONTRACT = "onboarding-summary"
@@ -129,9 +130,11 @@ def test_cli_envelope_with_and_without_stream_differs_only_by_events(
     assert streamed == plain
 
 
-def test_mcp_sends_one_progress_notification_per_delta_before_the_result(
+def test_mcp_sends_coalesced_progress_notifications_before_the_result(
     welcome_root: Path, harness: Any, tmp_path: Path
 ) -> None:
+    """Every delta reaches the client live, in ``_meta`` of coalesced notifications (at most
+    one per 50 ms, plus the final one) whose message is for people (issue #28)."""
     env = {"TEMPLIQX_RUNTIME": "mock", **harness.mock_env(welcome_root, 60)}
     arguments: dict[str, Any] = {
         "package": "welcome",
@@ -139,14 +142,21 @@ def test_mcp_sends_one_progress_notification_per_delta_before_the_result(
         "capabilities": ["structured_output"],
         **harness.scenario_request(),
     }
-    progress: list[tuple[float, float, str | None]] = []
+    progress: list[tuple[float, float, float | None, str | None]] = []
+    notes: list[tuple[float, dict[str, Any]]] = []
     outcome: dict[str, Any] = {}
 
     async def on_progress(value: float, total: float | None, message: str | None) -> None:
-        progress.append((time.monotonic(), value, message))
+        progress.append((time.monotonic(), value, total, message))
+
+    async def on_message(message: Any) -> None:
+        if isinstance(message, types.ProgressNotification):
+            notes.append((message.params.progress, message.params.meta or {}))
 
     async def drive() -> None:
-        async with harness.mcp_session(welcome_root, env=env, errlog=tmp_path / "log") as session:
+        async with harness.mcp_session(
+            welcome_root, env=env, errlog=tmp_path / "log", message_handler=on_message
+        ) as session:
             streamed = await session.call_tool(
                 "execute_contract", {**arguments, "stream": True}, progress_callback=on_progress
             )
@@ -157,12 +167,20 @@ def test_mcp_sends_one_progress_notification_per_delta_before_the_result(
 
     anyio.run(drive)
     deltas = _scenario_deltas(harness)
-    messages = [json.loads(message or "null") for _, _, message in progress]
-    # A structured answer's messages also carry the value so far (`partial`, DECISIONS 22).
-    partials = [message.pop("partial") for message in messages if "partial" in message]
-    assert messages == [{"kind": "Delta", "text": text} for text in deltas]
-    assert [value for _, value, _ in progress] == [float(i) for i in range(1, len(deltas) + 1)]
-    assert all(at < outcome["returned"] for at, _, _ in progress)
+    notes.sort(key=lambda note: note[0])
+    carried = [event for _, meta in notes for event in meta["templiqx/events"]]
+    assert carried == [{"kind": "Delta", "text": text} for text in deltas]
+    # A structured answer's notes also carry the value so far (`partial`, DECISIONS 22).
+    partials = [meta["templiqx/partial"] for _, meta in notes if "templiqx/partial" in meta]
+    progress.sort(key=lambda item: item[1])
+    values = [value for _, value, _, _ in progress]
+    assert values == sorted(set(values)), "progress grows with every notification"
+    assert 2 <= len(progress) <= len(deltas) + 1
+    assert progress[-1][1] == progress[-1][2] == len(deltas) + 1, "the last one has its total"
+    assert all(total is None for _, _, total, _ in progress[:-1])
+    assert all(message and not message.startswith("{") for _, _, _, message in progress)
+    assert progress[-1][3].startswith("Answer complete: ")
+    assert all(at < outcome["returned"] for at, _, _, _ in progress)
     streamed, plain = outcome["streamed"], outcome["plain"]
     events = streamed.pop("stream_events")
     assert [e["kind"] for e in events] == ["Delta"] * len(deltas) + ["Complete"]

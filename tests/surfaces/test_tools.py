@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import mcp.types as types
 import pytest
 
 from templiqx_local.compose import compose, load_runtime
@@ -125,21 +126,31 @@ def _cli(root: Path, inputs: Path, harness: Any) -> tuple[Envelopes, dict[str, s
     return results, stderr
 
 
+async def _ignore_progress(value: float, total: float | None, message: str | None) -> None:
+    return None
+
+
 def _mcp(root: Path, log: Path, harness: Any) -> tuple[Envelopes, list[dict[str, Any]]]:
     results: Envelopes = {}
     progress: list[dict[str, Any]] = []
 
-    async def on_progress(value: float, total: float | None, message: str | None) -> None:
-        progress.append(json.loads(message or "null"))
+    notes: list[tuple[float, list[dict[str, Any]]]] = []
+
+    async def on_message(message: Any) -> None:
+        if isinstance(message, types.ProgressNotification):
+            events = (message.params.meta or {}).get("templiqx/events", [])
+            notes.append((message.params.progress, events))
 
     async def drive() -> None:
         for runtime in ("mock", "fake"):
             env = {"TEMPLIQX_RUNTIME": runtime, "TEMPLIQX_MOCK_SCENARIO": str(root / SCENARIO)}
-            async with harness.mcp_session(root, env=env, errlog=log) as session:
+            async with harness.mcp_session(
+                root, env=env, errlog=log, message_handler=on_message
+            ) as session:
                 for case, wanted, extra in CALLS:
                     if wanted != runtime:
                         continue
-                    callback = on_progress if case == "mock.stream" else None
+                    callback = _ignore_progress if case == "mock.stream" else None
                     answer = await session.call_tool(
                         "execute_contract", _arguments(extra), progress_callback=callback
                     )
@@ -155,6 +166,8 @@ def _mcp(root: Path, log: Path, harness: Any) -> tuple[Envelopes, list[dict[str,
                         results[operation] = answer.structured_content
 
     anyio.run(drive)
+    for _, events in sorted(notes, key=lambda note: note[0]):  # in order of their progress
+        progress.extend(events)
     return results, progress
 
 
@@ -226,7 +239,7 @@ def test_the_cli_shows_each_call_on_its_own_line(surfaces: Any) -> None:
 
 def test_mcp_progress_carries_every_tool_call_fragment(surfaces: Any) -> None:
     progress = surfaces[4]
-    # a progress message is the event's JSON, possibly with extra members (DECISIONS 17)
+    # the events of coalesced progress notifications, in _meta (issue #28)
     fragments = [
         {key: event[key] for key in ("kind", "name", "arguments_fragment")} for event in progress
     ]

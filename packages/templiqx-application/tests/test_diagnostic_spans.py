@@ -30,8 +30,8 @@ def test_put_reports_all_four_problems_of_the_newcomers_contract(
     label = "pkg/contracts/hello.yaml"
     assert [located(d) for d in envelope.diagnostics] == [
         ("TQX_PARSE_YAML", label, 9, 1),
-        ("TQX_PARSE_YAML", label, 12, 15),
-        ("TQX_PARSE_YAML", label, 2, 1),
+        ("TQX_PARSE_UNKNOWN_KIND", label, 12, 15),
+        ("TQX_PARSE_MISSING_FIELD", label, 2, 1),
         ("TQX_SCHEMA_TYPE_UNSUPPORTED", label, 7, 20),
     ]
     assert all(d.help for d in envelope.diagnostics)
@@ -100,8 +100,8 @@ def test_a_stored_contract_with_parse_problems_reports_them_all_in_every_operati
     ):
         assert [d.code for d in envelope.diagnostics] == [
             "TQX_PARSE_YAML",
-            "TQX_PARSE_YAML",
-            "TQX_PARSE_YAML",
+            "TQX_PARSE_UNKNOWN_KIND",
+            "TQX_PARSE_MISSING_FIELD",
             "TQX_SCHEMA_TYPE_UNSUPPORTED",
         ]
 

@@ -156,7 +156,8 @@ components:
             {"partials/latin.yaml": b"- {kind: text, value: caf\xe9}\n"},
             "      - {kind: include, path: partials/latin.yaml}",
             "TQX_INCLUDE_INVALID",
-            "include 'app::partials/latin.yaml' is not a valid node list: the file is not UTF-8",
+            "include 'app::partials/latin.yaml' is not a valid node list: the file is not valid "
+            "UTF-8 (invalid byte 0xe9)",
         ),
     ],
 )
@@ -179,8 +180,13 @@ def test_include_failures(
         (diagnostic,) = envelope.diagnostics
         assert diagnostic.code == code
         assert diagnostic.message.startswith(message)
-        assert diagnostic.json_pointer == ""
         assert "result" not in envelope.to_builtins()
+        if diagnostic.file == "app/contracts/app.yaml":  # placed at its include node (#28)
+            assert diagnostic.json_pointer == "/messages/0/content/0"
+            assert diagnostic.span is not None
+            assert diagnostic.span.column == 9
+        else:  # a partial that does not read is placed in the partial
+            assert diagnostic.json_pointer == ""
 
 
 def test_invalid_partial_points_at_the_partial(
@@ -504,7 +510,7 @@ def test_validate_package_manifest_and_inventory_checks(
         ("TQX_PATH_INVALID", "/evals/../escape.json"),
         ("TQX_INVENTORY_DUPLICATE", "/templates/evals/a.json"),
         ("TQX_NOT_FOUND", "/evals/evals/missing.json"),
-        ("TQX_CONTRACT_INVENTORY_ID", "/contracts/hello"),
+        ("TQX_CONTRACT_INVENTORY_ID", "/id"),  # at the contract's id, where it is fixed
     ]
     missing = envelope.diagnostics[5]
     assert missing.file == "app/evals/missing.json"
@@ -556,3 +562,38 @@ def test_an_unreadable_lock_is_invalid_not_absent(
     assert envelope.fingerprints == {}
     if kind == "oversized":
         assert "MAX_DOCUMENT_BYTES" in envelope.diagnostics[0].message
+
+
+def test_issue_28_load_problems_are_located_once(
+    scratch_root: Path, make_service: Factory, write_pkg: Writer
+) -> None:
+    """A contract that is not UTF-8 gets the parser's located TQX_PARSE_ENCODING; an id that is
+    not the file name is caught by validate_contract at the id; an unreadable listed contract is
+    reported once by validate_package, with its file."""
+    body = "      - {kind: text, value: ok}"
+    package = write_pkg(
+        scratch_root,
+        "app",
+        contracts={
+            "app": contract(body),
+            "latin": contract(body, contract_id="latin"),
+            "other": contract(body, contract_id="not-other"),
+            "gone": contract(body, contract_id="gone"),
+        },
+    )
+    (package / "contracts" / "latin.yaml").write_bytes(
+        contract(body, contract_id="latin").encode() + b"description: caf\xe9\n"
+    )
+    (package / "contracts" / "gone.yaml").unlink()
+    (package / "contracts" / "gone.yaml").mkdir()
+    service = make_service(scratch_root)
+    (encoding,) = service.validate_contract("app", "latin").diagnostics
+    assert (encoding.code, encoding.file) == ("TQX_PARSE_ENCODING", "app/contracts/latin.yaml")
+    assert encoding.span is not None
+    assert encoding.message.startswith("the file is not valid UTF-8 (invalid byte 0xe9)")
+    (mismatch,) = service.validate_contract("app", "other").diagnostics
+    assert (mismatch.code, mismatch.json_pointer) == ("TQX_CONTRACT_INVENTORY_ID", "/id")
+    assert mismatch.span is not None
+    whole = service.validate_package("app").diagnostics
+    gone = [d for d in whole if d.file == "app/contracts/gone.yaml"]
+    assert [d.code for d in gone] == ["TQX_PATH_INVALID"], "one diagnostic for one file"

@@ -122,4 +122,4 @@ def test_a_source_with_a_lone_surrogate_is_refused_not_crashed_on(root: Path) ->
     service = compose(str(root))
     assert service.validate_contract("welcome", "onboarding-summary").ok  # a kept load
     refused = service.put_contract("welcome", "onboarding-summary", 'id: x\n"\ud800": 1\n')
-    assert [d.code for d in refused.diagnostics] == ["TQX_PARSE_YAML"]
+    assert [d.code for d in refused.diagnostics] == ["TQX_PARSE_ENCODING"]

@@ -202,3 +202,45 @@ def test_workspace_is_made_absolute_without_normalising(
     monkeypatch.chdir(tmp_path)
     assert absolute_workspace("ws/../x") == os.path.join(str(tmp_path), "ws/../x")
     assert absolute_workspace("/abs/ws") == "/abs/ws"
+
+
+def test_create_in_a_missing_root_says_to_make_the_folder_first(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue #28 (docs drift): the error and ``create --help`` say the root must be made first
+    (templiqx never creates a packages root), and doing what they say works."""
+    monkeypatch.chdir(tmp_path)
+    argv = ["--root", "my packages", "create", "demo", "--version", "0.1.0"]
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert "packages root 'my packages' does not exist" in err
+    assert "help: create the folder first (mkdir -p 'my packages': templiqx never creates" in err
+    assert not Path("my packages").exists()
+    Path("my packages").mkdir()  # what mkdir -p does
+    assert main(argv) == 0
+    capsys.readouterr()
+    assert (tmp_path / "my packages" / "demo" / "templiqx.yaml").is_file()
+    assert main(["create", "--help"]) == 0
+    shown = " ".join(capsys.readouterr().out.split())
+    assert "The packages root (--root DIR) must exist: create it first (mkdir -p DIR)." in shown
+
+
+def test_reads_write_nothing_not_even_the_artifact_workspace(
+    packages_root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue #28 (docs drift): the quick start's reads create no ``.templiqx-workspace/``."""
+
+    def tree() -> dict[str, bytes]:
+        return {
+            str(path.relative_to(packages_root)): path.read_bytes() if path.is_file() else b""
+            for path in sorted(packages_root.rglob("*"))
+        }
+
+    before = tree()
+    root = ["--root", str(packages_root)]
+    assert main([*root, "validate", "welcome"]) == 0
+    assert main([*root, "explain", "welcome", "onboarding-summary"]) == 0
+    assert main([*root, "list-workspace-artifacts", "welcome"]) == 0
+    capsys.readouterr()
+    assert tree() == before
+    assert not any(".templiqx-workspace" in name for name in tree())

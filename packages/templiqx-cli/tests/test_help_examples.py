@@ -145,5 +145,26 @@ def test_the_help_examples_run_as_written(
             out = capsys.readouterr()
             assert code == 0, f"{line}\n{out.err}"
             ran += 1
-    assert ran == len(SEQUENCE) + 4  # validate, verify-package-trust, help and batch show two
+    # validate, verify-package-trust and batch show two examples, help three
+    assert ran == len(SEQUENCE) + 5
     assert not (tmp_path / "fixtures" / "packages" / "demo").exists(), "the sequence cleans up"
+
+
+def test_help_json_prints_json(capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue #28: ``templiqx help --json`` (and ``templiqx --json help``) print data, not text."""
+    assert main(["help", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["program"] == "templiqx"
+    names = [command["name"] for command in data["commands"]]
+    assert {"validate", "execute", "demo", "help"} <= set(names)
+    assert [o["name"] for o in data["options"]][:3] == ["--root", "--json", "--runtime"]
+    assert "fake" in data["runtimes"]
+    assert main(["--json", "help", "execute"]) == 0
+    execute = json.loads(capsys.readouterr().out)
+    assert execute["usage"] == "templiqx execute [OPTIONS] PACKAGE CONTRACT"
+    assert [a["name"] for a in execute["arguments"]] == ["PACKAGE", "CONTRACT"]
+    flags = {o["name"]: o for o in execute["options"]}
+    assert flags["--values"]["metavar"] == "FILE"
+    assert flags["--stream"]["takes_value"] is False
+    assert flags["--capability"]["repeatable"] is True
+    assert "\b" not in execute["help"]

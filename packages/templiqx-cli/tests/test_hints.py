@@ -107,6 +107,55 @@ def test_a_missing_capability_suggests_the_option(
         ), command
 
 
+def test_a_misspelt_capability_is_corrected_the_right_way_round(
+    packages_root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue #28: typed on the command line, the misspelt name is the one to correct (the
+    did-you-mean used to be reversed); never a hint to add it."""
+    values = packages_root / "welcome" / "evals" / "vip-request.json"
+    argv = ["--root", str(packages_root), "compile", "welcome", CONTRACT, "--values", str(values)]
+    code, out, envelope = _run([*argv, "--capability", "structured_outptu"], capsys)
+    assert code == 2
+    (problem,) = envelope["diagnostics"]
+    assert problem["code"] == "TQX_CAPABILITY_UNSUPPORTED"
+    assert (
+        "where 'structured_outptu' looks like a misspelling of 'structured_output'"
+        in (problem["message"])
+    )
+    assert out.splitlines()[-1] == (
+        "hint: --capability structured_outptu looks like a misspelling of 'structured_output', "
+        "which the contract requires: pass --capability structured_output instead"
+    )
+    assert "add --capability" not in out
+
+
+def test_a_misspelt_capability_in_the_contract_is_caught_by_validate_and_never_offered(
+    packages_root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue #28: ``capabilities: [structured_outptu]`` passed ``validate``, and compiling
+    suggested ``add --capability structured_outptu``."""
+    path = packages_root / "welcome" / "contracts" / f"{CONTRACT}.yaml"
+    text = path.read_text(encoding="utf-8")
+    assert "capabilities: [structured_output]\n" in text
+    path.write_text(text.replace("[structured_output]\n", "[structured_outptu]\n"))
+    code, out, envelope = _run(["--root", str(packages_root), "validate", "welcome"], capsys)
+    assert code == 2
+    (problem,) = envelope["diagnostics"]
+    assert (problem["code"], problem["json_pointer"]) == (
+        "TQX_CAPABILITY_UNKNOWN",
+        "/capabilities/0",
+    )
+    assert "did you mean 'structured_output'?" in problem["message"]
+    values = packages_root / "welcome" / "evals" / "vip-request.json"
+    argv = ["--root", str(packages_root), "compile", "welcome", CONTRACT, "--values", str(values)]
+    code, out, envelope = _run(argv, capsys)
+    assert code == 2
+    assert [d["code"] for d in envelope["diagnostics"]] == ["TQX_CAPABILITY_UNKNOWN"]
+    assert "structured_outptu" not in "\n".join(
+        line for line in out.splitlines() if line.startswith("hint:")
+    )
+
+
 def test_no_diagnostics_and_no_hints_once_the_capability_is_offered(
     packages_root: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

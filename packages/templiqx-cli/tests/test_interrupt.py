@@ -6,10 +6,26 @@ import os
 import signal
 import threading
 import time
+from collections.abc import Iterator
 
 import pytest
 
 from templiqx_cli.interrupt import run_interruptible
+
+
+@pytest.fixture(autouse=True)
+def _sigint_as_at_a_terminal() -> Iterator[None]:
+    """Python's own SIGINT handler for the test, whatever this process inherited.
+
+    A process started in the background (``nohup ... &``) inherits SIGINT ignored, and Python
+    then installs no handler: these tests send SIGINT to their own process, so they restore
+    the disposition a terminal gives (and put the inherited one back afterwards).
+    """
+    inherited = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, inherited)
 
 
 def _interrupt_soon(delay: float = 0.1) -> None:

@@ -210,7 +210,10 @@ def test_live_display_needs_a_terminal_that_can_move_the_cursor(
 
 
 def _run_on_pty(
-    extra_env: dict[str, str], *args: str, command: list[str] | None = None
+    extra_env: dict[str, str],
+    *args: str,
+    command: list[str] | None = None,
+    stdout_too: bool = False,
 ) -> tuple[str, str, int]:
     """Run ``templiqx ... execute --stream`` (or ``templiqx <command>``) with stderr on an
     80 x 24 pty; (stderr, stdout, rc)."""
@@ -246,7 +249,9 @@ def _run_on_pty(
         ]
     )
     try:
-        process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=terminal, env=env)
+        process = subprocess.Popen(
+            argv, stdout=terminal if stdout_too else subprocess.PIPE, stderr=terminal, env=env
+        )
         os.close(terminal)
         chunks = []
         while True:
@@ -260,8 +265,7 @@ def _run_on_pty(
             if not data:
                 break
             chunks.append(data)
-        assert process.stdout is not None
-        stdout = process.stdout.read().decode()
+        stdout = process.stdout.read().decode() if process.stdout is not None else ""
         process.wait(timeout=60)
     finally:
         os.close(controller)
@@ -311,6 +315,17 @@ def test_on_a_terminal_the_object_grows_in_place(no_color: bool) -> None:
     assert '{"summary":' not in shown  # no raw delta text
     assert ("\x1b[2m" in shown) is not no_color  # the status line is dim, unless NO_COLOR
     assert "welcome" in stdout
+
+
+def test_on_one_terminal_the_answer_is_shown_once() -> None:
+    """Issue #28: stdout and stderr on the same terminal: the envelope rendered for people
+    does not repeat the answer the live display has just drawn."""
+    shown, _, code = _run_on_pty({"NO_COLOR": "1"}, stdout_too=True)
+    assert code == 0
+    _, _, after = _plain(shown).rpartition("[complete]")
+    assert "output: shown above as it streamed" in after
+    assert "next_steps" not in after
+    assert "schema valid: ✓ yes" in after
 
 
 def test_term_dumb_prints_the_deltas_as_they_come() -> None:

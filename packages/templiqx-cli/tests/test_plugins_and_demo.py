@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable
@@ -73,21 +75,48 @@ def test_demo_refuses_another_runtime(capsys: pytest.CaptureFixture[str]) -> Non
         assert "execute" in err
 
 
-def test_demo_package_is_found_from_anywhere_in_a_clone(tmp_path: Path) -> None:
-    found = demo.find_demo_package(tmp_path)
-    assert found is not None
-    assert (found / "templiqx.yaml").is_file()
-    assert found.parts[-3:] == ("fixtures", "packages", "welcome")
+def test_the_shipped_example_is_the_fixture() -> None:
+    """The example package inside the wheel is fixtures/packages/welcome, file for file (with
+    TEMPLIQX_UPDATE_GOLDENS=1 the shipped copy is written from the fixture)."""
+    fixture = Path(__file__).resolve().parents[3] / "fixtures" / "packages" / "welcome"
+    if os.environ.get("TEMPLIQX_UPDATE_GOLDENS") == "1":
+        shutil.rmtree(demo.EXAMPLE, ignore_errors=True)
+        shutil.copytree(fixture, demo.EXAMPLE)
+
+    def files(folder: Path) -> dict[str, bytes]:
+        return {
+            str(path.relative_to(folder)): path.read_bytes()
+            for path in sorted(folder.rglob("*"))
+            if path.is_file() and "__pycache__" not in path.parts
+        }
+
+    assert demo.find_demo_package() == demo.EXAMPLE
+    assert files(demo.EXAMPLE) == files(fixture)
 
 
 def test_demo_explains_what_is_missing(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(demo, "find_demo_package", lambda start=None: None)
-    with pytest.raises(CliError, match="run the demo from a clone"):
+    monkeypatch.setattr(demo, "find_demo_package", lambda: None)
+    with pytest.raises(CliError, match="reinstall templiqx-cli, or run the demo from a clone"):
         demo._require_setup()
     monkeypatch.undo()
     monkeypatch.setattr(demo, "runtime_names", lambda: ["fake"])
-    with pytest.raises(CliError, match="install templiqx-mock"):
+    with pytest.raises(CliError) as missing:
         demo._require_setup()
+    text = str(missing.value)
+    assert "uv tool install --find-links dist templiqx-cli --with templiqx-mock" in text
+    assert "uv run --frozen --all-packages templiqx demo" in text
+
+
+def test_the_next_line_names_the_command_as_it_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("UV_RUN_RECURSION_DEPTH", "1")
+    monkeypatch.setenv("VIRTUAL_ENV", str(Path(__file__).resolve().parents[3] / ".venv"))
+    assert demo.invoked_as() == "uv run --frozen --all-packages templiqx"
+    monkeypatch.setenv("VIRTUAL_ENV", "/somewhere/else/.venv")
+    assert demo.invoked_as() == "uv run templiqx"
+    monkeypatch.delenv("UV_RUN_RECURSION_DEPTH")
+    monkeypatch.setattr(demo.shutil, "which", lambda name: None)
+    monkeypatch.setattr(demo.sys, "argv", [str(Path(sys.executable).parent / "templiqx")])
+    assert demo.invoked_as() == str((Path(sys.executable).parent / "templiqx").resolve())
 
 
 def test_demo_runs_end_to_end_offline(tmp_path: Path) -> None:
@@ -107,3 +136,18 @@ def test_demo_runs_end_to_end_offline(tmp_path: Path) -> None:
     assert [e["kind"] for e in events] == ["Delta"] * 18 + ["Complete"]
     assert report["execute"]["stream_events"] == events
     assert list(tmp_path.iterdir()) == [], "the demo writes nothing where it runs"
+
+
+def test_demo_copies_the_example_when_asked(tmp_path: Path) -> None:
+    argv = [sys.executable, "-m", "templiqx_cli", "demo", "--pace-ms", "0", "--copy-to", "mine"]
+    done = subprocess.run(
+        argv, capture_output=True, text=True, cwd=tmp_path, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "mine" / "welcome" / "templiqx.yaml").is_file()
+    assert "--root mine explain welcome onboarding-summary" in done.stdout
+    again = subprocess.run(
+        argv, capture_output=True, text=True, cwd=tmp_path, timeout=120, check=False
+    )
+    assert again.returncode == 1
+    assert "already exists" in again.stderr

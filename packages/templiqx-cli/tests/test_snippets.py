@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from templiqx_cli.output import render_diagnostic
-from templiqx_cli.snippets import MAX_SOURCE_BYTES, SourceFiles, snippet_lines
+from templiqx_cli.snippets import MAX_SOURCE_BYTES, SourceFiles, from_cwd, snippet_lines
 from templiqx_contracts import Diagnostic, SourceSpan
 
 TEXT = "api_version: templiqx/v1alpha1\ninputs:\n  name: {schema: {type: strng}}\n"
@@ -71,41 +71,54 @@ def test_a_long_line_is_shown_as_a_window_around_the_span() -> None:
     assert carets.endswith("^^^^^")
 
 
-def test_render_diagnostic_reads_the_file_under_the_packages_root(tmp_path: Path) -> None:
+def test_render_diagnostic_reads_the_file_under_the_packages_root(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     (tmp_path / "pkg" / "contracts").mkdir(parents=True)
     (tmp_path / "pkg" / "contracts" / "c.yaml").write_text(TEXT)
-    files = SourceFiles(str(tmp_path))
+    monkeypatch.chdir(tmp_path.parent)
+    files = SourceFiles(tmp_path.name)  # --root given relative to the working directory
     assert render_diagnostic(at(3, 25, 30), files).split("\n") == [
         "TQX_SCHEMA_TYPE_UNSUPPORTED error /inputs/name: bad type",
-        "  at pkg/contracts/c.yaml:3:25",
+        f"  --> {tmp_path.name}/pkg/contracts/c.yaml:3:25",  # one location, from the cwd
         "    |",
         "  3 |   name: {schema: {type: strng}}",
         "    |                         ^^^^^",
         "  help: fix",
     ]
-    # the file the user gave for the label wins, and the `at` line names it
+    # an absolute root inside the working directory is shown relative to it
+    shown = render_diagnostic(at(3, 25, 30), SourceFiles(str(tmp_path)))
+    assert shown.split("\n")[1] == f"  --> {tmp_path.name}/pkg/contracts/c.yaml:3:25"
+    # the file the user gave for the label wins, and the location names it as given
     given = tmp_path / "mine.yaml"
     given.write_text("x\ny\n  name: {schema: {type: strng}}\n")
     shown = render_diagnostic(
         at(3, 25, 30), SourceFiles(str(tmp_path), {"pkg/contracts/c.yaml": str(given)})
     )
-    assert (
-        shown.split("\n")[1]
-        == f"  at {given}:3:25 (the contract text given for pkg/contracts/c.yaml)"
-    )
+    assert shown.split("\n")[1] == f"  --> {given}:3:25"
     assert shown.split("\n")[3] == "  3 |   name: {schema: {type: strng}}"
     # a plain mapping of given files works as before, with the snippet
     assert render_diagnostic(at(3, 25, 30), {"pkg/contracts/c.yaml": str(given)}).count("^") == 5
+
+
+def test_a_root_outside_the_working_directory_is_shown_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "root").mkdir()
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    shown = render_diagnostic(at(3, 25, 30), SourceFiles(str(tmp_path / "root")))
+    assert shown.split("\n")[1] == f"  --> {tmp_path / 'root' / 'pkg/contracts/c.yaml'}:3:25"
 
 
 def test_a_vanished_file_just_has_no_snippet(tmp_path: Path) -> None:
     shown = render_diagnostic(at(3, 25, 30), SourceFiles(str(tmp_path)))
     assert shown.split("\n") == [
         "TQX_SCHEMA_TYPE_UNSUPPORTED error /inputs/name: bad type",
-        "  at pkg/contracts/c.yaml:3:25",
+        f"  --> {from_cwd(str(tmp_path / 'pkg' / 'contracts' / 'c.yaml'))}:3:25",
         "  help: fix",
     ]
-    assert render_diagnostic(at(3, 25, 30)) == shown  # no files at all
+    assert render_diagnostic(at(3, 25, 30)).split("\n")[1] == "  --> pkg/contracts/c.yaml:3:25"
 
 
 @pytest.mark.parametrize("label", ["../outside.yaml", "/etc/passwd", "a/../../b.yaml", "a\\b.yaml"])

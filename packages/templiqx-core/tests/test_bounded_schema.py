@@ -52,7 +52,9 @@ def test_schemas_inside_the_subset_pass(schema: dict[str, Any]) -> None:
 def test_step_1_non_object_schemas_stop_the_walk() -> None:
     for schema in (True, False, None, [], "string", 3):
         assert bounded(schema) == [("TQX_SCHEMA_BOUNDED_SUBSET", "/s")]
-    assert messages(True) == ["schemas must be objects in the Templiqx bounded subset"]
+    assert messages(True) == [
+        "a schema here must be a JSON object (true and false schemas are not supported)"
+    ]
 
 
 def test_step_2_unsupported_keywords_in_sorted_order_then_step_3_stops() -> None:
@@ -65,7 +67,7 @@ def test_step_2_unsupported_keywords_in_sorted_order_then_step_3_stops() -> None
         ("TQX_SCHEMA_TYPE_REQUIRED", "/s/type"),
     ]
     assert messages({"type": "string", "pattern": "a"}) == [
-        "JSON Schema keyword 'pattern' is outside the POC bounded subset"
+        "JSON Schema keyword 'pattern' is not supported in templiqx schemas"
     ]
 
 
@@ -73,7 +75,7 @@ def test_step_3_type_must_be_one_string() -> None:
     assert bounded({"type": ["string", "null"], "items": True}) == [
         ("TQX_SCHEMA_TYPE_REQUIRED", "/s/type")
     ]
-    assert messages({}) == ["bounded schemas require one explicit scalar type"]
+    assert messages({}) == ["a schema needs exactly one `type`, written as a string"]
 
 
 def test_step_4_unknown_type_continues() -> None:
@@ -90,7 +92,7 @@ def test_step_5_additional_properties_must_be_boolean() -> None:
         ("TQX_SCHEMA_KEYWORD_UNSUPPORTED", "/s/additionalProperties")
     ]
     assert messages({"type": "object", "additionalProperties": {}}) == [
-        "additionalProperties must be a boolean in the bounded subset"
+        "additionalProperties must be true or false (a schema there is not supported)"
     ]
 
 

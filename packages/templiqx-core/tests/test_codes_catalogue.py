@@ -159,13 +159,43 @@ Scenario = tuple[str, str | None, Callable[[], list[Diagnostic]]]
 
 SCENARIOS: list[Scenario] = [
     ("TQX_PARSE_YAML", None, lambda: parse_contract("api_version: [", "bad.yaml")[1]),
+    ("TQX_PARSE_TAB", None, lambda: parse_contract("inputs:\n\tx: 1\n")[1]),
+    ("TQX_PARSE_ENCODING", None, lambda: parse_contract(b"id: \xff\n")[1]),
+    ("TQX_PARSE_DUPLICATE_KEY", None, lambda: parse_contract("id: a\nid: b\n")[1]),
+    ("TQX_PARSE_MISSING_FIELD", None, lambda: parse_contract("id: a\n")[1]),
+    ("TQX_PARSE_WRONG_TYPE", None, lambda: parse_contract("capabilities: 3\n")[1]),
+    (
+        "TQX_PARSE_UNKNOWN_KIND",
+        None,
+        lambda: parse_contract("messages: [{role: user, content: [{kind: txt}]}]\n")[1],
+    ),
+    (
+        "TQX_PARSE_UNKNOWN_FILTER",
+        None,
+        lambda: parse_contract(
+            "messages: [{role: user, content: [{kind: interpolate, filters: [uper], "
+            "expression: {kind: ref, path: inputs.a}}]}]\n"
+        )[1],
+    ),
+    (
+        "TQX_PARSE_UNKNOWN_ROLE",
+        None,
+        lambda: parse_contract("messages: [{role: usr, content: []}]\n")[1],
+    ),
+    ("TQX_PARSE_TAG", None, lambda: parse_contract("id: !!python/object:x a\n")[1]),
+    (
+        "TQX_PARSE_MERGE_KEY",
+        None,
+        lambda: parse_contract("messages: [{<<: {role: user}, content: []}]\n")[1],
+    ),
+    ("TQX_PARSE_LIMIT", None, lambda: parse_contract("x: " + "[" * 200 + "]" * 200)[1]),
     ("TQX_API_VERSION", "/api_version", lambda: validate_contract(contract(api_version="v0"))),
     ("TQX_INVALID_ID", "/id", lambda: validate_contract(contract(id="a b"))),
     ("TQX_VERSION_INVALID", "/version", lambda: validate_contract(contract(version="1.0"))),
     ("TQX_MESSAGES_EMPTY", "/messages", lambda: validate_contract(contract(messages=[]))),
     (
         "TQX_OUTPUT_SCHEMA_INVALID",
-        "/output_schema",
+        "/output_schema/minLength",  # at the keyword (issue #28)
         lambda: output({"type": "string", "minLength": -1}),
     ),
     (
@@ -176,7 +206,7 @@ SCENARIOS: list[Scenario] = [
     ("TQX_OUTPUT_SCHEMA_UNSATISFIABLE", "/output_schema", lambda: output(False)),
     (
         "TQX_FIELD_SCHEMA_INVALID",
-        "/inputs/x/schema",
+        "/inputs/x/schema/properties",
         lambda: validate_contract(
             contract(inputs={"x": field({"type": "object", "properties": []})})
         ),
@@ -190,7 +220,7 @@ SCENARIOS: list[Scenario] = [
     ),
     (
         "TQX_COMPONENT_SCHEMA_INVALID",
-        "/components/c/parameters/p/schema",
+        "/components/c/parameters/p/schema/minLength",
         lambda: validate_contract(
             contract(
                 components={"c": {"parameters": {"p": field({"minLength": -1})}, "content": []}}
@@ -362,7 +392,7 @@ SCENARIOS: list[Scenario] = [
     ),
     (
         "TQX_EXTENSION_SCHEMA_INVALID",
-        "/extensions/vendor.x/schema",
+        "/extensions/vendor.x/schema/maxLength",
         lambda: validate_contract(
             extension("vendor.x", schema={"type": "string", "maxLength": "5"})
         ),
@@ -401,6 +431,11 @@ SCENARIOS: list[Scenario] = [
         "TQX_CAPABILITY_UNSUPPORTED",
         "/capabilities",
         lambda: compiled(contract(capabilities=["text"]), RenderRequest(), []),
+    ),
+    (
+        "TQX_CAPABILITY_UNKNOWN",
+        "/capabilities/0",
+        lambda: validate_contract(contract(capabilities=["tool_caling"])),
     ),
     (
         "TQX_EXTENSION_UNSUPPORTED",
@@ -571,10 +606,13 @@ def test_scenario_produces_code_with_error_severity_and_pointer(
     assert found, f"{code} not produced: {[d.code for d in diagnostics]}"
     assert (found[0].severity, found[0].json_pointer) == ("error", pointer)
     assert found[0].message
-    # every core diagnostic says how to fix it; parse errors carry their own, more specific help
+    # every core diagnostic says how to fix it; TQX_PARSE_YAML carries the one of its kind
+    # (syntax or an unknown field), every other code its own
     assert found[0].help, f"{code} has no fix hint"
     if code != "TQX_PARSE_YAML":
         assert found[0].help == CORE_CODES[code]
+    if code.startswith("TQX_PARSE_"):
+        assert found[0].span is not None, "a parse problem has its line and column"
 
 
 def test_every_catalogued_code_has_a_scenario() -> None:

@@ -7,7 +7,12 @@ from typing import Any
 import msgspec
 
 from templiqx_contracts import Contract, RenderRequest
-from templiqx_core import OUTPUT_VIOLATION_LIMIT, compile_interaction, output_violations
+from templiqx_core import (
+    OUTPUT_VIOLATION_LIMIT,
+    compile_interaction,
+    output_violations,
+    validate_contract,
+)
 
 SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -61,20 +66,43 @@ def test_a_huge_offending_value_is_not_echoed_whole() -> None:
     assert found.message.endswith("characters)")
 
 
-def test_a_misspelt_capability_is_named_with_what_the_target_offers() -> None:
-    contract = msgspec.convert(
+def _contract(capabilities: list[str]) -> Contract:
+    return msgspec.convert(
         {
             "api_version": "templiqx/v1alpha1",
             "id": "c",
             "version": "1.0.0",
-            "capabilities": ["structured_ouput"],
+            "capabilities": capabilities,
             "messages": [{"role": "user", "content": []}],
             "output_schema": {"type": "string"},
         },
         Contract,
     )
+
+
+def test_a_misspelt_capability_in_the_contract_is_one_validation_problem() -> None:
+    """Issue #28: caught by validation, with the did-you-mean pointing at the right name, and
+    not reported again as a capability the target lacks."""
+    contract = _contract(["structured_ouput"])
+    assert [(d.code, d.message, d.json_pointer) for d in validate_contract(contract)] == [
+        (
+            "TQX_CAPABILITY_UNKNOWN",
+            "unknown capability 'structured_ouput'; did you mean 'structured_output'?",
+            "/capabilities/0",
+        )
+    ]
     _, found = compile_interaction(contract, RenderRequest(), ["structured_output", "text"])
+    assert [d.code for d in found] == ["TQX_CAPABILITY_UNKNOWN"]
+    # a runtime's own (namespaced) capability and a short name are never flagged
+    assert validate_contract(_contract(["vendor.structured_ouput", "txt", "vision"])) == []
+
+
+def test_a_misspelt_offered_capability_is_named_as_the_one_to_correct() -> None:
+    _, found = compile_interaction(
+        _contract(["structured_output"]), RenderRequest(), ["structured_outptu", "text"]
+    )
     assert [d.message for d in found] == [
-        "target lacks required capability 'structured_ouput' (did you mean "
-        "'structured_output'?); the target offers 'structured_output', 'text'"
+        "target lacks required capability 'structured_output'; the target offers "
+        "'structured_outptu', 'text', where 'structured_outptu' looks like a misspelling of "
+        "'structured_output'"
     ]

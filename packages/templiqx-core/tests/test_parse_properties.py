@@ -17,7 +17,7 @@ from templiqx_core import (
     validate_contract,
 )
 from templiqx_core.parse import (
-    PARSE_HELPS,
+    PARSE_CODES,
     parse_contract,
     parse_json_value,
     parse_lock,
@@ -80,11 +80,10 @@ def check(parse: Callable[..., tuple[Any, list[Diagnostic]]], source: str | byte
     if diagnostics:
         assert value is None
         for diagnostic in diagnostics:  # every independent problem, each located
-            assert diagnostic.code == "TQX_PARSE_YAML"
+            assert (diagnostic.code, diagnostic.help) in PARSE_CODES.values()
             assert diagnostic.severity == "error"
             assert diagnostic.json_pointer is None
             assert diagnostic.file == "prop.yaml"
-            assert diagnostic.help in PARSE_HELPS.values()
             assert diagnostic.message
             assert diagnostic.span is not None, f"no line/column: {diagnostic.message}"
             assert diagnostic.span.line >= 1

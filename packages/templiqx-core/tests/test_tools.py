@@ -139,22 +139,31 @@ def test_yaml_declares_tools_choice_and_parallel_calls() -> None:
 
 
 @pytest.mark.parametrize(
-    ("extra", "fragment"),
+    ("extra", "code", "fragment"),
     [
-        ("tools:\n  - name: a\n    description: d\n", "missing field `arguments` in a tool"),
+        (
+            "tools:\n  - name: a\n    description: d\n",
+            "TQX_PARSE_MISSING_FIELD",
+            "missing field `arguments` in a tool",
+        ),
         (
             "tools:\n  - {name: a, description: d, arguments: {type: object}, strict: true}\n",
+            "TQX_PARSE_YAML",
             "unknown field `strict` in a tool",
         ),
-        ("tool_choice: {tool: a, mode: x}\n", "unknown field `mode` in a named tool choice"),
-        ("tools: {a: 1}\n", "expected a list of tools"),
-        ("parallel_tool_calls: yes\n", "expected a boolean"),
+        (
+            "tool_choice: {tool: a, mode: x}\n",
+            "TQX_PARSE_YAML",
+            "unknown field `mode` in a named tool choice",
+        ),
+        ("tools: {a: 1}\n", "TQX_PARSE_WRONG_TYPE", "expected a list of tools"),
+        ("parallel_tool_calls: yes\n", "TQX_PARSE_WRONG_TYPE", "expected a boolean"),
     ],
 )
-def test_yaml_rejects_malformed_tool_declarations(extra: str, fragment: str) -> None:
+def test_yaml_rejects_malformed_tool_declarations(extra: str, code: str, fragment: str) -> None:
     parsed, diagnostics = parse_contract(YAML + extra)
     assert parsed is None
-    assert codes_at(diagnostics) == [("TQX_PARSE_YAML", None)]
+    assert codes_at(diagnostics) == [(code, None)]
     assert fragment in diagnostics[0].message
 
 

@@ -65,7 +65,24 @@ def test_value_validation_order_and_pointers() -> None:
     assert messages[1] == "required inputs value 'b' is missing"
     assert messages[0] == '"x" is not of type "integer"'
     assert messages[2] == 'null is not of type "string"'
-    assert messages[3] == "undeclared inputs value 'aa'"
+    assert messages[3] == "undeclared inputs value 'aa'; declared inputs: 'a', 'b', 'c'"
+
+
+def test_a_misspelt_value_is_one_problem_with_did_you_mean() -> None:
+    """Issue #28: ``nmae`` for a required ``name`` is the unknown value, with the name that was
+    meant, and the required value is not also reported missing."""
+    fields = {
+        "name": {"schema": {"type": "string"}, "required": True},
+        "nickname": {"schema": {"type": "string"}},
+    }
+    diagnostics = validate_values(contract(fields), RenderRequest(inputs={"nmae": "Ada"}))
+    assert [(d.code, d.json_pointer, d.message) for d in diagnostics] == [
+        (
+            "TQX_VALUE_UNKNOWN",
+            "/inputs/nmae",
+            "undeclared inputs value 'nmae'; did you mean 'name'?",
+        )
+    ]
 
 
 def test_reserved_prefix_is_skipped_only_in_context() -> None:
@@ -121,8 +138,10 @@ def test_field_schema_invalid_in_values_has_the_bare_engine_message() -> None:
     from_values = validate_values(c, RenderRequest(inputs={"x": {}}))
     from_contract = [d for d in validate_contract(c) if d.code == "TQX_FIELD_SCHEMA_INVALID"]
     assert pairs(from_values) == [("TQX_FIELD_SCHEMA_INVALID", "/inputs/x")]
-    assert from_contract[0].json_pointer == "/inputs/x/schema"
-    assert from_contract[0].message == f"invalid schema for 'x': {from_values[0].message}"
+    assert from_contract[0].json_pointer == "/inputs/x/schema/properties"
+    assert from_contract[0].message == (
+        f"invalid schema for 'x': keyword `properties`: {from_values[0].message}"
+    )
     assert validate_values(c, RenderRequest()) == []
 
 
@@ -246,3 +265,31 @@ def test_strict_json_equality(a: Any, b: Any, equal: bool) -> None:
 )
 def test_semver(version: str, valid: bool) -> None:
     assert is_semver(version) is valid
+
+
+def test_every_meta_schema_problem_is_reported_at_its_keyword() -> None:
+    """Issue #28: not only the first, not at the schema's root, and naming the keyword."""
+    schema = {
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "minLength": -1},
+            "age": {"type": "integer", "maximum": "ten"},
+        },
+        "required": "name",
+    }
+    c = contract({"x": {"schema": schema}})
+    found = [d for d in validate_contract(c) if d.code == "TQX_FIELD_SCHEMA_INVALID"]
+    assert sorted((d.json_pointer or "", d.message) for d in found) == [
+        (
+            "/inputs/x/schema/properties/age/maximum",
+            'invalid schema for \'x\': keyword `maximum`: "ten" is not of type "number"',
+        ),
+        (
+            "/inputs/x/schema/properties/name/minLength",
+            "invalid schema for 'x': keyword `minLength`: -1 is less than the minimum of 0",
+        ),
+        (
+            "/inputs/x/schema/required",
+            'invalid schema for \'x\': keyword `required`: "name" is not of type "array"',
+        ),
+    ]

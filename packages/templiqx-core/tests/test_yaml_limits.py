@@ -26,7 +26,7 @@ def refused(parse: Parser, source: str | bytes) -> Diagnostic:
     assert value is None
     assert len(diagnostics) == 1
     diagnostic = diagnostics[0]
-    assert diagnostic.code == "TQX_PARSE_YAML"
+    assert diagnostic.code == "TQX_PARSE_LIMIT"
     assert diagnostic.severity == "error"
     return diagnostic
 

@@ -16,7 +16,7 @@ from templiqx_contracts import (
     WhenNode,
 )
 from templiqx_core.parse import (
-    PARSE_HELPS,
+    PARSE_CODES,
     parse_contract,
     parse_json_value,
     parse_translation_bundle,
@@ -41,10 +41,10 @@ def error_of(source: str | bytes, file: str | None = None) -> Diagnostic:
 
 
 def assert_parse_error(diagnostic: Diagnostic, file: str | None = None) -> Diagnostic:
-    assert diagnostic.code == "TQX_PARSE_YAML"
+    assert (diagnostic.code, diagnostic.help) in PARSE_CODES.values()
+    assert diagnostic.code.startswith("TQX_PARSE_")
     assert diagnostic.severity == "error"
     assert diagnostic.json_pointer is None
-    assert diagnostic.help in PARSE_HELPS.values()
     assert diagnostic.file == file
     if diagnostic.span is not None:
         assert diagnostic.span.end_line == diagnostic.span.line
@@ -625,14 +625,18 @@ def test_duplicate_keys_in_contract_maps_are_errors() -> None:
     assert "duplicate field `output_schema`" in diagnostic.message
 
 
-def test_merge_key_in_a_struct_is_an_unknown_field() -> None:
+def test_merge_key_in_a_struct_is_reported_once_without_follow_on_errors() -> None:
+    """YAML 1.2 has no merge: ``<<`` in a struct is one TQX_PARSE_MERGE_KEY, and the fields it
+    was meant to bring are not also reported missing (issue #28)."""
     parsed, diagnostics = contract("defaults: &d {description: x}\n<<: *d\n")
     assert parsed is None
     assert ["unknown field `defaults`" in diagnostics[0].message, len(diagnostics)] == [True, 2]
-    assert "unknown field `<<`" in diagnostics[1].message
+    assert diagnostics[1].code == "TQX_PARSE_MERGE_KEY"
+    assert "the merge key `<<` is not supported" in diagnostics[1].message
     parsed, diagnostics = parse_contract("base: &b {description: x}\n" + CONTRACT)
     assert parsed is None
     assert "unknown field `base`" in diagnostics[0].message
     parsed, diagnostics = contract("inputs:\n  n:\n    <<: {schema: {}}\n")
-    assert "unknown field `<<`" in diagnostics[0].message
-    assert "missing field `schema`" in diagnostics[1].message
+    assert [d.code for d in diagnostics] == ["TQX_PARSE_MERGE_KEY"]
+    assert diagnostics[0].span is not None
+    assert diagnostics[0].span.column == 5  # at the `<<` key

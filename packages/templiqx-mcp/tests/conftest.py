@@ -46,7 +46,7 @@ def open_session(tmp_path: Path) -> SessionFactory:
 
     @asynccontextmanager
     async def factory(
-        *args: str, env: Mapping[str, str] | None = None
+        *args: str, env: Mapping[str, str] | None = None, message_handler: Any = None
     ) -> AsyncIterator[ClientSession]:
         params = StdioServerParameters(
             command=sys.executable,
@@ -57,7 +57,7 @@ def open_session(tmp_path: Path) -> SessionFactory:
         with (tmp_path / "server.log").open("a", encoding="utf-8") as log:
             async with (
                 stdio_client(params, errlog=log) as (read, write),
-                ClientSession(read, write) as session,
+                ClientSession(read, write, message_handler=message_handler) as session,
             ):
                 await session.initialize()
                 yield session
@@ -136,6 +136,7 @@ class RawServer:
         self.lines: queue.Queue[bytes] = queue.Queue()
         self.raw: list[bytes] = []
         self.unclaimed: list[dict[str, Any]] = []
+        self.arrays: list[list[Any]] = []
         threading.Thread(target=self._pump, daemon=True).start()
 
     def _pump(self) -> None:
@@ -150,7 +151,11 @@ class RawServer:
         return self.process.stdin
 
     def send(self, message: dict[str, Any]) -> None:
-        self.stdin.write(json.dumps(message).encode() + b"\n")
+        self.send_raw(message)
+
+    def send_raw(self, value: Any) -> None:
+        """Send any JSON value as one line (a batch, a value that is no message, ...)."""
+        self.stdin.write(json.dumps(value).encode() + b"\n")
         self.stdin.flush()
 
     def answer(
@@ -163,11 +168,24 @@ class RawServer:
                 return self.unclaimed.pop(index)
         while True:
             message: dict[str, Any] = json.loads(self.lines.get(timeout=timeout))
+            if isinstance(message, list):
+                self.arrays.append(message)
+                continue  # a batch's answer: see batch_answer
             if "result" not in message and "error" not in message:
                 continue  # a notification
             if message.get("id") == request_id:
                 return message
             self.unclaimed.append(message)
+
+    def batch_answer(self, timeout: float = STARTUP_TIMEOUT) -> list[Any]:
+        """The next answer that is an array (a batch's); other answers are kept for later."""
+        while not self.arrays:
+            message = json.loads(self.lines.get(timeout=timeout))
+            if isinstance(message, list):
+                return message
+            if "result" in message or "error" in message:
+                self.unclaimed.append(message)
+        return self.arrays.pop(0)
 
     def answered(self, request_id: int | str | None) -> bool:
         """Whether the answer to ``request_id`` has arrived (without waiting)."""

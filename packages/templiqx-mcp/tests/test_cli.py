@@ -143,10 +143,17 @@ def _read_until(fd: int, needle: bytes, timeout: float) -> bytes:
     return seen
 
 
+def _sigint_default() -> None:
+    """In a child, before exec: SIGINT's default disposition, as a terminal gives it (a test
+    run started with ``nohup ... &`` has it ignored, and exec keeps an ignored signal so)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _on_a_terminal(root: Path, keys: bytes) -> tuple[int, float, bytes]:
     """Start the server on a pty, initialize it, type ``keys``; (exit status, seconds, output)."""
     pid, master = pty.fork()
     if pid == 0:  # the child: the server, with the pty as its controlling terminal
+        _sigint_default()
         os.execve(
             sys.executable,
             [sys.executable, "-m", "templiqx_mcp", "--root", str(root)],
@@ -197,6 +204,7 @@ def _pipe_server(root: Path, cwd: Path) -> subprocess.Popen[bytes]:
         stderr=subprocess.PIPE,
         cwd=cwd,
         env=_env(),
+        preexec_fn=_sigint_default,
     )
     assert server.stdin is not None
     assert server.stdout is not None

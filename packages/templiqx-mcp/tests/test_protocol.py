@@ -61,10 +61,16 @@ def test_a_thousand_malformed_lines_leave_the_server_answering(
     finally:
         code = server.close()
     assert code == 0, "closing stdin ends the server cleanly"
+    answers = 0
     for line in server.raw:
-        message = json.loads(line)
-        assert message["jsonrpc"] == "2.0"
-        assert "id" in message or "method" in message
+        value = json.loads(line)
+        for message in value if isinstance(value, list) else [value]:  # a batch: an array
+            assert message["jsonrpc"] == "2.0"
+            assert "id" in message or "method" in message
+        answers += 1
+    # every line but the blank ones gets exactly one answer (issue #28), besides init and 42
+    sent = sum(1 for index in range(1000) if MALFORMED[index % len(MALFORMED)].strip())
+    assert answers == sent + 2
 
 
 def test_unknown_tool_over_the_wire_is_error_32602(

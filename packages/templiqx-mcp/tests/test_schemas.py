@@ -12,6 +12,7 @@ from templiqx_contracts import AdapterDescriptor, Complete, Delta, Diagnostic, O
 from templiqx_mcp import ENVELOPE_SCHEMA, input_schema, output_schema
 from templiqx_mcp.schemas import RESULT_TYPES
 from templiqx_mcp.tools import ToolSet
+from templiqx_ports import LIVE_RUNTIME, OFFLINE_RUNTIME, RuntimeReach
 
 
 def _objects(schema: Any, path: str = "#") -> list[tuple[str, dict[str, Any]]]:
@@ -106,15 +107,23 @@ def test_tools_are_the_catalog_sorted_by_name() -> None:
     assert "progressToken" in execute.input_schema["properties"]["stream"]["description"]
 
 
-def test_execute_is_open_world_only_on_a_live_runtime() -> None:
-    live = ToolSet(service=None)  # type: ignore[arg-type]
-    offline = ToolSet(service=None, live_runtime=False)  # type: ignore[arg-type]
-    for tools, expected in ((live, True), (offline, False)):
-        for tool in tools.tools:
-            assert tool.annotations is not None
-            assert tool.annotations.open_world_hint is (
-                tool.name == "execute_contract" and expected
-            )
+@pytest.mark.parametrize("reach", [LIVE_RUNTIME, OFFLINE_RUNTIME], ids=["live", "offline"])
+def test_execute_follows_the_runtime_reach(reach: RuntimeReach) -> None:
+    """A live runtime's execute_contract is neither read-only nor closed-world (issue #28)."""
+    tools = ToolSet(service=None, reach=reach)  # type: ignore[arg-type]
+    specs = {spec.name: spec for spec in CATALOG}
+    for tool in tools.tools:
+        hints = tool.annotations
+        assert hints is not None
+        spec = specs[tool.name]
+        executes = tool.name == "execute_contract"
+        assert hints.open_world_hint is (executes and reach.live)
+        assert hints.read_only_hint is (spec.read_only and not (executes and reach.live))
+        assert hints.destructive_hint is spec.destructive
+        assert hints.idempotent_hint is spec.idempotent
+        assert tool.description is not None
+        assert ("calls a live model" in tool.description) is (executes and reach.live)
+        assert ("cost money" in tool.description) is (executes and reach.paid)
 
 
 def test_every_operation_has_a_typed_result() -> None:

@@ -141,10 +141,10 @@ def test_prompts_substitute_the_package(shared: Any) -> None:
     prompts = shared.call("list_prompts").prompts
     assert [p.name for p in prompts] == ["bootstrap", "run-eval"]
     assert all(p.arguments[0].name == "package" and p.arguments[0].required for p in prompts)
-    bootstrap = shared.call("get_prompt", "bootstrap").messages
+    bootstrap = shared.call("get_prompt", "bootstrap", {"package": "welcome"}).messages
     assert len(bootstrap) == 1
     assert bootstrap[0].role == "user"
-    assert '"PACKAGE"' in bootstrap[0].content.text
+    assert '"welcome"' in bootstrap[0].content.text
     assert "discover_packages" in bootstrap[0].content.text
     run_eval = shared.call("get_prompt", "run-eval", {"package": "welcome"}).messages[0]
     assert '"welcome"' in run_eval.content.text
@@ -153,6 +153,22 @@ def test_prompts_substitute_the_package(shared: Any) -> None:
     with pytest.raises(MCPError) as raised:
         shared.call("get_prompt", "nope")
     assert raised.value.error.code == -32602
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [None, {}, {"package": ""}, {"package": "welcome", "extra": "x"}],
+    ids=["none", "empty", "blank", "unknown-argument"],
+)
+def test_a_prompt_without_its_required_argument_is_invalid_params(
+    shared: Any, arguments: dict[str, str] | None
+) -> None:
+    """MCP: a prompts/get missing a required argument is -32602 (no placeholder is filled in)."""
+    with pytest.raises(MCPError) as raised:
+        shared.call("get_prompt", "bootstrap", arguments)
+    assert raised.value.error.code == -32602
+    assert "'package'" in raised.value.error.message
+    assert raised.value.error.data == {"prompt": "bootstrap", "required": ["package"]}
 
 
 def test_environment_roots_and_explicit_workspace(

@@ -111,14 +111,18 @@ def test_lines_that_are_not_json_get_a_parse_error_and_a_stderr_line(
     server.stdin.flush()
     invalid = server.answer(9)
     assert invalid["error"]["code"] == -32600
-    server.stdin.write(b'{"jsonrpc":"2.0","method":5}\n[' * 3 + b"\n")  # no id: nothing to answer
+    assert invalid["error"]["message"] == 'Invalid Request: the member "method" must be a string'
+    # no usable id: still one answer each (issue #28), with id null
+    server.stdin.write(b'{"jsonrpc":"2.0","method":5}\n[' * 3 + b"\n")
     server.send({"jsonrpc": "2.0", "id": 10, "method": "ping"})
     assert server.answer(10)["result"] == {}
+    refused = [server.answer(None) for _ in range(4)]
+    assert [answer["error"]["code"] for answer in refused] == [-32600, -32700, -32700, -32700]
     server.close()
     log = server.stderr()
     assert "templiqx-mcp: not JSON (line 1 column 1: Expecting value); answered -32700" in log
-    assert "templiqx-mcp: invalid request (" in log
-    assert "dropped" in log
+    assert 'templiqx-mcp: the member "method" must be a string; answered -32600 with id 9' in log
+    assert "dropped" not in log
 
 
 def test_the_reader_keeps_only_the_head_of_an_oversized_line() -> None:

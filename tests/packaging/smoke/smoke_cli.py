@@ -51,6 +51,7 @@ missing = run("--root", "packages", "--json", "inspect", "welcome", "nope")
 check(missing.returncode == 2, "a not-ok envelope exits 2")
 codes = [d["code"] for d in json.loads(missing.stdout)["diagnostics"]]
 check(codes == ["TQX_NOT_FOUND"], f"diagnostics: {codes}")
-demo = run("demo")
-check(demo.returncode == 1 and "clone" in demo.stderr, f"demo outside a clone: {demo.stderr}")
+demo = run("demo")  # the example ships in the wheel; only the mock runtime is missing here
+check(demo.returncode == 1, f"demo without the mock exits 1: {demo.stderr}")
+check("--with templiqx-mock" in demo.stderr, f"demo says how to add the mock: {demo.stderr}")
 print("ok")

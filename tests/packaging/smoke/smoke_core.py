@@ -37,7 +37,8 @@ check(interaction.messages[0].content == "Hello ADA", "rendered text")
 check(interaction.compiler == "templiqx-core/0.2.0", "compiler id")
 broken, diagnostics = parse_contract("api_version: templiqx/v1alpha1\nid: x\n")
 # one problem per missing field (version, messages, output_schema), all in one run
-check(broken is None and [d.code for d in diagnostics] == ["TQX_PARSE_YAML"] * 3, "parse error")
+missing = ["TQX_PARSE_MISSING_FIELD"] * 3
+check(broken is None and [d.code for d in diagnostics] == missing, "parse error")
 check(diagnostics[0].span is not None, "a parse error carries a position")
-check("TQX_PARSE_YAML" in CORE_CODES, "the code registry")
+check({"TQX_PARSE_YAML", "TQX_PARSE_MISSING_FIELD"} <= set(CORE_CODES), "the code registry")
 print("ok")

@@ -371,7 +371,9 @@ CATALOG: tuple[OperationSpec, ...] = (
             "stream",
             "boolean",
             False,
-            "Stream the execution; the envelope's stream_events then end in Complete or Failed.",
+            "Stream the execution; the envelope's stream_events then hold the deltas and the "
+            "terminal event, Complete or Failed (none when the call is refused before the "
+            "runtime runs: bad values, a missing capability).",
         ),
         read_only=True,
         destructive=False,
@@ -618,9 +620,14 @@ def _check_value(parameter: ParameterSpec, value: Any) -> tuple[Any, str | None]
         if isinstance(value, bool):
             return value, None
     elif kind == "string_list":
-        if isinstance(value, (list, tuple)) and all(isinstance(item, str) for item in value):
+        if isinstance(value, (list, tuple)):
             size = _Size()
-            for item in value:
+            for index, item in enumerate(value):
+                if not isinstance(item, str):
+                    return None, (
+                        f"argument '{parameter.name}' must be {expected}, but item {index} is "
+                        f"{_describe(item)}"
+                    )
                 size.text(item)
             return list(value), None
     elif kind == "json" or isinstance(value, Mapping):  # "object" takes only a mapping
@@ -632,6 +639,8 @@ def _check_value(parameter: ParameterSpec, value: Any) -> tuple[Any, str | None]
 
 
 def _describe(value: Any) -> str:
+    if value is None:
+        return "null"
     if isinstance(value, bool):
         return "a boolean"
     if isinstance(value, (int, float)):

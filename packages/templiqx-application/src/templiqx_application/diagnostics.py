@@ -13,16 +13,18 @@ from typing import Any, Final
 import msgspec
 
 from templiqx_application.codes import fix_hint
-from templiqx_contracts import CanonicalJSONError, Diagnostic, fingerprint
+from templiqx_contracts import CanonicalJSONError, Diagnostic, OperationEnvelope, fingerprint
 from templiqx_ports import PortError, RuntimeFailureError
 
 __all__ = [
     "REQUEST_CODES",
     "address",
     "contract_file",
+    "envelope_placed_in_request",
     "error",
     "fingerprint_or_diagnostic",
     "output_schema_problems",
+    "placed_in_request",
     "port_diagnostic",
     "with_file",
     "with_help",
@@ -95,6 +97,50 @@ def address(
             diagnostic if diagnostic.file is not None else with_file(diagnostic, label)
         )
     return addressed
+
+
+def envelope_placed_in_request(
+    envelope: OperationEnvelope, text: str | bytes, file: str
+) -> OperationEnvelope:
+    """``envelope`` with its request-value problems placed in ``text`` (see
+    :func:`placed_in_request`); the same envelope when it has none."""
+    placed = placed_in_request(envelope.diagnostics, text, file)
+    if placed == list(envelope.diagnostics):
+        return envelope
+    return msgspec.structs.replace(envelope, diagnostics=placed)
+
+
+def placed_in_request(
+    diagnostics: Iterable[Diagnostic], text: str | bytes, file: str
+) -> list[Diagnostic]:
+    """The diagnostics, with each request-value problem placed in the request document it is
+    about: ``text``, known to its reader as ``file`` (a CLI's ``--values`` file as given).
+
+    Its pointer (``/inputs/customer/seats``) leads to the value in that text (an undeclared
+    one is shown by its key); a missing value points at the mapping that lacks it
+    (``inputs``), as far as the text goes.
+    """
+    found = list(diagnostics)
+    if not any(_about_request(d) for d in found):
+        return found
+    from templiqx_core import SourceMap  # the YAML reader: loaded when a request is located
+
+    request = SourceMap(text)
+    return [
+        msgspec.structs.replace(
+            d,
+            file=file,
+            span=request.span(d.json_pointer or "", key=d.code == "TQX_VALUE_UNKNOWN"),
+        )
+        if _about_request(d)
+        else d
+        for d in found
+    ]
+
+
+def _about_request(diagnostic: Diagnostic) -> bool:
+    pointer = diagnostic.json_pointer or ""
+    return diagnostic.code in REQUEST_CODES and pointer.startswith(("/inputs", "/context"))
 
 
 def _locatable(diagnostic: Diagnostic) -> bool:

@@ -13,7 +13,13 @@ from templiqx_contracts import (
     fingerprint,
 )
 from templiqx_core import output_valid
-from templiqx_ports import AsyncRuntimeAdapter, InvalidDataError, RuntimeAdapter
+from templiqx_ports import (
+    OFFLINE_RUNTIME,
+    AsyncRuntimeAdapter,
+    InvalidDataError,
+    RuntimeAdapter,
+    RuntimeReach,
+)
 
 __all__ = [
     "FAKE_RUNTIME_DESCRIPTOR",
@@ -47,6 +53,10 @@ class DeterministicFakeRuntime(RuntimeAdapter, AsyncRuntimeAdapter):
     port's default: one ``Complete`` event (or one ``Failed``). It is natively async too: the
     async API awaits :meth:`aexecute` on the event loop (the work is a fingerprint, no I/O).
     """
+
+    def reach(self) -> RuntimeReach:
+        """Offline: the answer is the caller's ``fixture_output``; nothing leaves the process."""
+        return OFFLINE_RUNTIME
 
     def descriptor(self) -> AdapterDescriptor:
         return FAKE_RUNTIME_DESCRIPTOR

@@ -69,6 +69,18 @@ class IncludeError(Exception):
         super().__init__(diagnostic.message)
         self.diagnostic = diagnostic
 
+    def placed(self, pointer: str | None) -> IncludeError:
+        """The error placed at ``pointer`` (the contract's include node that led to it), unless
+        it names a file of its own (a partial that does not parse) or is placed already."""
+        found = self.diagnostic
+        if pointer is None or found.file is not None or found.json_pointer:
+            return self
+        return IncludeError(msgspec.structs.replace(found, json_pointer=pointer))
+
+
+def _below(pointer: str | None, key: str) -> str | None:
+    return f"{pointer}/{key}" if pointer is not None else None
+
 
 class _Expander:
     def __init__(
@@ -83,25 +95,33 @@ class _Expander:
         self._strict = strict
         self.uncovered: dict[str, Diagnostic] = {}  # by included file, as warnings
 
-    def nodes(self, nodes: list[Node], package: str, stack: list[str]) -> list[Node]:
+    def nodes(
+        self, nodes: list[Node], package: str, stack: list[str], base: str | None = None
+    ) -> list[Node]:
+        """``nodes`` with their includes spliced. ``base`` is the JSON pointer of the list in
+        the contract's own text (``None`` inside a partial): a problem met while expanding an
+        include of the contract is placed at that include node."""
         out: list[Node] = []
-        for node in nodes:
+        for index, node in enumerate(nodes):
+            here = f"{base}/{index}" if base is not None else None
             if not isinstance(node, IncludeNode):
                 self._count(node, stack)
             if isinstance(node, IncludeNode):
-                out.extend(self._include(node, package, stack))
+                try:
+                    out.extend(self._include(node, package, stack))
+                except IncludeError as exc:
+                    raise exc.placed(here) from None
             elif isinstance(node, WhenNode):
                 out.append(
                     msgspec.structs.replace(
                         node,
-                        then=self.nodes(node.then, package, stack),
-                        else_=self.nodes(node.else_, package, stack),
+                        then=self.nodes(node.then, package, stack, _below(here, "then")),
+                        else_=self.nodes(node.else_, package, stack, _below(here, "else")),
                     )
                 )
             elif isinstance(node, ForEachNode):
-                out.append(
-                    msgspec.structs.replace(node, body=self.nodes(node.body, package, stack))
-                )
+                body = self.nodes(node.body, package, stack, _below(here, "body"))
+                out.append(msgspec.structs.replace(node, body=body))
             else:
                 out.append(node)
         return out
@@ -174,17 +194,8 @@ class _Expander:
             raise IncludeError(
                 error("TQX_INCLUDE_UNRESOLVED", f"cannot resolve include '{key}': {exc}")
             ) from exc
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise IncludeError(
-                error(
-                    "TQX_INCLUDE_INVALID",
-                    f"include '{key}' is not a valid node list: the file is not UTF-8 ({exc})",
-                )
-            ) from exc
         label = f"{target}/{path}"
-        nodes, diagnostics = parse_node_list(text, file=label)
+        nodes, diagnostics = parse_node_list(data, file=label)  # bytes: bad UTF-8 is located
         if nodes is None:
             first = diagnostics[0] if diagnostics else None
             detail = first.message if first is not None else "unknown parse error"
@@ -223,17 +234,22 @@ def expand_includes(
     expander = _Expander(store, coverage, strict, current_fuel())
     try:
         messages = [
-            msgspec.structs.replace(message, content=expander.nodes(message.content, package, []))
-            for message in contract.messages
+            msgspec.structs.replace(
+                message,
+                content=expander.nodes(message.content, package, [], f"/messages/{i}/content"),
+            )
+            for i, message in enumerate(contract.messages)
         ]
         components: dict[str, TypedComponent | list[Node]] = {}
         for name, definition in contract.components.items():
+            # a component's body is addressed as /components/<name>/<i>, typed or not (core)
+            base = f"/components/{name}"
             if isinstance(definition, TypedComponent):
                 components[name] = msgspec.structs.replace(
-                    definition, content=expander.nodes(definition.content, package, [])
+                    definition, content=expander.nodes(definition.content, package, [], base)
                 )
             else:
-                components[name] = expander.nodes(definition, package, [])
+                components[name] = expander.nodes(definition, package, [], base)
     except (IncludeError, FuelExhaustedError) as exc:
         return None, [exc.diagnostic]
     return _replace_body(contract, messages, components), list(expander.uncovered.values())

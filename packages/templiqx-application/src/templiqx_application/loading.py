@@ -31,7 +31,7 @@ from templiqx_contracts import (
     has_errors,
 )
 from templiqx_core import ContractSource, resolve_tool_contract_refs, validate_contract
-from templiqx_ports import NotFoundError, PackageStore, PortError
+from templiqx_ports import InvalidDataError, NotFoundError, PackageStore, PortError
 
 __all__ = ["ContractLoader", "LoadedContract"]
 
@@ -97,8 +97,15 @@ class ContractLoader:
                 exc if exc.detail == package else NotFoundError(contract_file(package, contract_id))
             )
             return LoadedContract(package, contract_id, None, None, [port_diagnostic(missing)])
+        except InvalidDataError as exc:
+            return LoadedContract(
+                package, contract_id, None, None, self._undecodable(package, contract_id, exc)
+            )
         except PortError as exc:
-            return LoadedContract(package, contract_id, None, None, [port_diagnostic(exc)])
+            label = contract_file(package, contract_id)
+            return LoadedContract(
+                package, contract_id, None, None, [with_file(port_diagnostic(exc), label)]
+            )
         if strict_from_environment():
             manifest = manifest if manifest is not None else self._manifest(package)
             unlisted = unlisted_contract(package, contract_id, manifest)
@@ -169,7 +176,7 @@ class ContractLoader:
         if expanded is None:
             # an include problem is about this contract (its include node) unless it names the
             # partial it found in; one with the include node's pointer is located in the text
-            located = read.locate(include_diagnostics)
+            located = read.locate(include_diagnostics, as_written=True)
             return LoadedContract(package, contract_id, source, None, located, manifest)
         loaded = LoadedContract(package, contract_id, source, expanded, [], manifest)
         # Only a valid contract is kept (its validation is cached too, so the caller's own
@@ -177,6 +184,22 @@ class ContractLoader:
         if cacheable and manifest is not None and not has_errors(validate_contract(expanded)):
             self.cache.put(loaded, source, manifest, recorder)
         return loaded
+
+    def _undecodable(
+        self, package: str, contract_id: str, exc: InvalidDataError
+    ) -> list[Diagnostic]:
+        """A contract the store read but could not decode (not UTF-8): the parser's own
+        located diagnostic of its bytes (``TQX_PARSE_ENCODING`` at the first bad byte)."""
+        label = contract_file(package, contract_id)
+        try:
+            data = self._store.artifact_bytes(package, f"contracts/{contract_id}.yaml")
+        except PortError:
+            data = None
+        if data is not None:
+            found = ContractSource(data, file=label).diagnostics
+            if found:
+                return found
+        return [with_file(port_diagnostic(exc), label)]
 
     def _manifest(self, package: str) -> PackageManifest | None:
         try:

@@ -82,7 +82,14 @@ from templiqx_core.fuel import (
     fuel_limit,
     metered,
 )
-from templiqx_ports import ArtifactWorkspace, CancelToken, PackageStore, RuntimeAdapter, StreamSink
+from templiqx_ports import (
+    ArtifactWorkspace,
+    CancelToken,
+    PackageStore,
+    RuntimeAdapter,
+    RuntimeReach,
+    StreamSink,
+)
 
 __all__ = ["TempliqxService"]
 
@@ -194,6 +201,12 @@ class TempliqxService(AsyncOperations, BatchOperations):
     def runtime_descriptor(self) -> AdapterDescriptor:
         """The identity of the runtime ``execute_contract`` uses (evals always use the fake)."""
         return self._ctx.runtime.descriptor()
+
+    @property
+    def runtime_reach(self) -> RuntimeReach:
+        """What ``execute_contract``'s runtime does beyond this process: live (it calls a model
+        service) and paid, or offline. Evals always run offline, on the fake."""
+        return self._ctx.runtime.reach()
 
     def close(self) -> None:
         """Release the worker threads (running calls finish first); the service stays usable."""

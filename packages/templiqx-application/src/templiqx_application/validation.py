@@ -16,6 +16,7 @@ from templiqx_application.packages import normalized_manifest, version_problem
 from templiqx_application.signing import signing_key, strict_from_environment, verify_signatures
 from templiqx_contracts import (
     API_VERSION,
+    Contract,
     ContractSummary,
     Diagnostic,
     OperationEnvelope,
@@ -25,6 +26,7 @@ from templiqx_contracts import (
     fingerprint,
     fingerprint_bytes,
     has_errors,
+    quote_input,
 )
 from templiqx_core import SourceMap, parse_lock
 from templiqx_core import validate_contract as core_validate_contract
@@ -42,7 +44,7 @@ def validate_contract(ctx: ServiceContext, package: str, contract: str) -> Opera
     if loaded.contract is None:
         return envelope(operation, diagnostics=loaded.diagnostics)
     diagnostics = address(
-        core_validate_contract(loaded.contract), package, contract, source=loaded.source
+        _static_problems(loaded.contract, contract), package, contract, source=loaded.source
     )
     if loaded.source is not None:  # warn about included files the signatures do not cover
         diagnostics += uncovered_includes(ctx.store, package, contract, loaded.source)
@@ -55,6 +57,30 @@ def validate_contract(ctx: ServiceContext, package: str, contract: str) -> Opera
     return envelope(
         operation, result=summary, diagnostics=diagnostics, fingerprints={"contract": value}
     )
+
+
+def _static_problems(contract: Contract, contract_id: str) -> list[Diagnostic]:
+    """The core's static problems of a loaded contract, and an id that is not its file name
+    (unless the id is malformed: that one problem is reported, not also its consequence)."""
+    found = core_validate_contract(contract)
+    if any(d.code == "TQX_INVALID_ID" for d in found):
+        return found
+    return _id_mismatch(contract.id, contract_id) + found
+
+
+def _id_mismatch(found: str, contract_id: str) -> list[Diagnostic]:
+    """A contract whose ``id`` is not its file name (``contracts/<id>.yaml``, the manifest's
+    inventory id): placed at the ``id`` in the contract, where it is fixed."""
+    if found == contract_id:
+        return []
+    return [
+        error(
+            "TQX_CONTRACT_INVENTORY_ID",
+            f"contract id {quote_input(found)} does not match its file name "
+            f"contracts/{contract_id}.yaml and inventory id {quote_input(contract_id)}",
+            "/id",
+        )
+    ]
 
 
 def _manifest_checks(package: str, manifest: PackageManifest) -> list[Diagnostic]:
@@ -227,20 +253,20 @@ def validate_package(ctx: ServiceContext, package: str) -> OperationEnvelope:
     for contract_id in manifest.contracts:
         loaded = ctx.loader.load(package, contract_id, manifest=manifest)
         if loaded.contract is None:
-            diagnostics.extend(loaded.diagnostics)
+            if loaded.source is None:  # not read: the inventory check may have said so already
+                said = {(d.code, d.file) for d in diagnostics}
+                diagnostics.extend(d for d in loaded.diagnostics if (d.code, d.file) not in said)
+            else:
+                diagnostics.extend(loaded.diagnostics)
             continue
         contract = loaded.contract
-        if contract.id != contract_id:
-            diagnostics.append(
-                error(
-                    "TQX_CONTRACT_INVENTORY_ID",
-                    f"contract id '{contract.id}' does not match manifest inventory id "
-                    f"'{contract_id}'",
-                    f"/contracts/{contract_id}",
-                )
-            )
         diagnostics.extend(
-            address(core_validate_contract(contract), package, contract_id, source=loaded.source)
+            address(
+                _static_problems(contract, contract_id),
+                package,
+                contract_id,
+                source=loaded.source,
+            )
         )
         value, problems = fingerprint_or_diagnostic(contract)
         diagnostics.extend(problems)

@@ -12,12 +12,12 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from templiqx_application import CATALOG
-from templiqx_application.diagnostics import contract_file
+from templiqx_application.diagnostics import contract_file, envelope_placed_in_request
 from templiqx_cli.commands import Globals, OperationCall, merged_command, operation_command
 from templiqx_cli.composition import UnknownRuntimeError, compose_service
 from templiqx_cli.group import PLUGIN_GROUP, TempliqxGroup, help_command
 from templiqx_cli.hints import command_hints
-from templiqx_cli.inputs import CliError
+from templiqx_cli.inputs import STDIN, CliError, values_document
 from templiqx_cli.layout import MERGED, layout_for
 from templiqx_cli.output import print_envelope, stream_operation
 from templiqx_cli.snapshot import print_catalog
@@ -46,10 +46,26 @@ Examples:
 """
 
 
+def _values_placed(envelope: OperationEnvelope, call: OperationCall) -> OperationEnvelope:
+    """The envelope with each request-value problem placed in the ``--values`` file it came
+    from (its ``file`` as given, its ``span`` there), not in the contract."""
+    path = call.values_file
+    data = values_document(path) if path is not None else None
+    if path is None or data is None:
+        return envelope
+    return envelope_placed_in_request(envelope, data, "<stdin>" if path == STDIN else path)
+
+
 def _print(
-    envelope: OperationEnvelope, options: Globals, call: OperationCall, arguments: dict[str, Any]
+    envelope: OperationEnvelope,
+    options: Globals,
+    call: OperationCall,
+    arguments: dict[str, Any],
+    *,
+    streamed: bool = False,
 ) -> int:
     """Print the envelope; for people, with this command line's hints and files."""
+    envelope = _values_placed(envelope, call)
     if options.as_json:
         return print_envelope(envelope, as_json=True)
     hints = command_hints(envelope, call.spec, arguments, options.root, options.root_given)
@@ -58,10 +74,25 @@ def _print(
     if isinstance(package, str) and isinstance(contract, str):
         for path in call.files.values():  # a contract's source text, read from this file
             given[contract_file(package, contract)] = path
+    if call.values_file is not None and call.values_file != STDIN:
+        given[call.values_file] = call.values_file  # request-value problems are shown there
     files = SourceFiles(options.root, given)  # snippets: given files, else under the root
+    # a stream drawn on the terminal that also shows this rendering is not shown twice
+    answer_shown = streamed and _is_terminal(sys.stderr) and _is_terminal(sys.stdout)
     return print_envelope(
-        envelope, as_json=False, hints=hints, files=files, arguments=arguments, root=options.root
+        envelope,
+        as_json=False,
+        hints=hints,
+        files=files,
+        arguments=arguments,
+        root=options.root,
+        answer_shown=answer_shown,
     )
+
+
+def _is_terminal(stream: Any) -> bool:
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty()) if callable(isatty) else False
 
 
 def run_call(options: Globals, call: OperationCall) -> int:
@@ -74,7 +105,7 @@ def run_call(options: Globals, call: OperationCall) -> int:
         envelope, interrupted = stream_operation(
             service, call.operation, arguments, as_json=options.as_json
         )
-        code = _print(envelope, options, call, arguments)
+        code = _print(envelope, options, call, arguments, streamed=True)
         return EXIT_INTERRUPTED if interrupted else code
     return _print(service.invoke(call.operation, arguments), options, call, arguments)
 

@@ -61,6 +61,8 @@ class OperationCall:
     build_arguments: Callable[[], dict[str, Any]]
     files: Mapping[str, str] = field(default_factory=dict)
     """The host files named on the command line whose text became an argument, by parameter."""
+    values_file: str | None = None
+    """The ``--values`` file as given (``-``: standard input), when there is one."""
 
 
 Runner = Callable[[Globals, OperationCall], int]
@@ -321,7 +323,14 @@ def operation_command(spec: OperationSpec, runner: Runner) -> click.Command:
             for name in layout.text_files
             if values.get(_dest(name)) is not None
         }
-        call = OperationCall(spec.name, spec, lambda: _bind_all(bindings, values), files)
+        values_file = values.get("values_file")
+        call = OperationCall(
+            spec.name,
+            spec,
+            lambda: _bind_all(bindings, values),
+            files,
+            values_file if isinstance(values_file, str) else None,
+        )
         return runner(resolve_globals(values), call)
 
     return click.Command(

@@ -12,6 +12,8 @@ it without composing anything.
 
 from __future__ import annotations
 
+import os
+import shlex
 from typing import TYPE_CHECKING
 
 from templiqx_cli.inputs import CliError
@@ -60,8 +62,13 @@ def compose_service(root: str, runtime: str) -> TempliqxService:
             return compose(root)
         return compose(root, runtime=load_runtime(runtime))
     except PortError as exc:
-        raise CliError(
-            f"compose local Templiqx service: {exc}", code=exc.code, help=ROOT_HINT
-        ) from exc
+        missing = not os.path.lexists(root)
+        hint = (
+            f"create the folder first (mkdir -p {shlex.quote(root)}: templiqx never creates a "
+            f"packages root), or {ROOT_HINT}"
+            if missing
+            else ROOT_HINT
+        )
+        raise CliError(f"compose local Templiqx service: {exc}", code=exc.code, help=hint) from exc
     except (RuntimeSelectionError, OSError, ValueError) as exc:  # ValueError: a bad setting
         raise CliError(f"compose local Templiqx service: {exc}") from exc

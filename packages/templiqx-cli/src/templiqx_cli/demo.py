@@ -1,4 +1,4 @@
-"""``templiqx demo``: the project's example package end to end, offline, with live streaming.
+"""``templiqx demo``: the example package end to end, offline, with live streaming.
 
 It validates the ``welcome`` package, compiles its ``onboarding-summary`` contract, then executes
 it with ``--stream`` on the scripted mock runtime replaying ``scenarios/stream-vip``, paced so the
@@ -6,16 +6,20 @@ deltas visibly arrive one by one: on a terminal the structured answer is drawn g
 as ``execute --stream`` draws it; elsewhere each event is a line. It needs no credentials and no
 network.
 
-The example package is the repository's ``fixtures/packages/welcome``, found from the working
-directory upwards (or beside this source tree when it is installed from a clone). The demo runs
-on a temporary copy, so the clone is never written to. The mock runtime is conformance-only and
-not a dependency of the CLI: it is found through the ``templiqx.runtimes`` entry point when
-``templiqx-mock`` is installed (it is in the workspace: ``uv run --frozen --all-packages``).
+The example package ships inside this distribution (``templiqx_cli/examples/welcome``, the
+repository's ``fixtures/packages/welcome``, kept equal by a test), so the demo works from an
+installed CLI as well as from a clone; it runs on a temporary copy and writes nothing where it
+is run. ``--copy-to DIR`` also copies the package to ``DIR/welcome`` to try things on. The
+mock runtime is conformance-only and not a dependency of the CLI: it is found through the
+``templiqx.runtimes`` entry point when ``templiqx-mock`` is installed beside it (it is in the
+workspace: ``uv run --frozen --all-packages``).
 """
 
 from __future__ import annotations
 
 import os
+import shutil
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -30,44 +34,63 @@ if TYPE_CHECKING:
     from templiqx_application import TempliqxService
     from templiqx_contracts import OperationEnvelope
 
-__all__ = ["DEMO_PACKAGE", "demo_command", "find_demo_package"]
+__all__ = ["DEMO_PACKAGE", "EXAMPLE", "demo_command", "find_demo_package", "invoked_as"]
 
 DEMO_PACKAGE = "welcome"
 DEMO_CONTRACT = "onboarding-summary"
 DEMO_SCENARIO = "scenarios/stream-vip/manifest.json"
 DEMO_CAPABILITIES = ["structured_output"]
 DEMO_RUNTIME = "mock"
-FIXTURES = Path("fixtures") / "packages" / DEMO_PACKAGE
+EXAMPLE = Path(__file__).resolve().parent / "examples" / DEMO_PACKAGE
+"""The example package shipped with the CLI."""
 SCENARIO_ENV = "TEMPLIQX_MOCK_SCENARIO"
 PACE_ENV = "TEMPLIQX_MOCK_PACE_MS"
 DEFAULT_PACE_MS = 60
 
 _MAIN_JOB = "python3 -m pip install uv && uv run --frozen --all-packages templiqx demo"
+_INSTALL_MOCK = (
+    "uv tool install --find-links dist templiqx-cli --with templiqx-mock (after uv build "
+    "--all-packages --out-dir dist in a clone), or pip install templiqx-mock into the CLI's "
+    "environment once it is published"
+)
 
 
-def find_demo_package(start: Path | None = None) -> Path | None:
-    """The example package folder: from ``start`` (default: cwd) upwards, then this tree."""
-    here = Path(__file__).resolve()
-    origin = (start or Path.cwd()).resolve()
-    for folder in [origin, *origin.parents, *here.parents]:
-        candidate = folder / FIXTURES
-        if (candidate / "templiqx.yaml").is_file():
-            return candidate
-    return None
+def find_demo_package() -> Path | None:
+    """The example package folder shipped with the CLI (``None`` if it was removed)."""
+    return EXAMPLE if (EXAMPLE / "templiqx.yaml").is_file() else None
+
+
+def invoked_as() -> str:
+    """How to run this same CLI again from this shell, for the lines that name a command:
+    ``templiqx`` when that is what PATH finds, ``uv run ... templiqx`` under ``uv run``
+    (which does not put the environment on PATH), else the program's full path."""
+    if os.environ.get("UV_RUN_RECURSION_DEPTH"):  # uv run puts its environment on PATH
+        environment = os.environ.get("VIRTUAL_ENV")  # for this process only, not the shell's
+        clone = Path(environment).parent if environment else None
+        if clone is not None and (clone / "packages" / "templiqx-cli").is_dir():
+            return "uv run --frozen --all-packages templiqx"  # this repository's workspace
+        return "uv run templiqx"
+    program = Path(sys.argv[0]).resolve() if sys.argv and sys.argv[0] else None
+    found = shutil.which("templiqx")
+    if program is None or (found is not None and Path(found).resolve() == program):
+        return "templiqx"
+    if program.name == "templiqx" and program.is_file():
+        return str(program)
+    return "templiqx"
 
 
 def _require_setup() -> Path:
     package = find_demo_package()
     if package is None:
         raise CliError(
-            f"demo: the example package {FIXTURES}/ was not found from {Path.cwd()} upwards; "
-            f"run the demo from a clone of the templiqx repository: {_MAIN_JOB}"
+            f"demo: the example package is missing from this installation ({EXAMPLE}); "
+            f"reinstall templiqx-cli, or run the demo from a clone: {_MAIN_JOB}"
         )
     if DEMO_RUNTIME not in runtime_names():
         raise CliError(
             "demo: the scripted mock runtime ('mock' in the templiqx.runtimes entry points) is "
-            "not installed; install templiqx-mock beside templiqx-cli (pip install "
-            f"templiqx-mock), or run from a clone: {_MAIN_JOB}"
+            f"not installed beside the CLI; install templiqx-mock with it: {_INSTALL_MOCK}; or "
+            f"run from a clone: {_MAIN_JOB}"
         )
     return package
 
@@ -137,7 +160,21 @@ def _run(
     return envelopes, interrupted
 
 
-def _demo(options: dict[str, Any], pace_ms: int | None) -> int:
+def _copy_example(source: Path, folder: str) -> Path:
+    """Copy the example package to ``folder/welcome`` (the folder is created; an existing
+    package there is never overwritten)."""
+    target = Path(folder) / DEMO_PACKAGE
+    if target.exists():
+        raise CliError(f"demo: {target} already exists; choose another --copy-to folder")
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copytree(source, target)
+    except OSError as exc:
+        raise CliError(f"demo: copy the example package to {target}: {exc}") from exc
+    return target
+
+
+def _demo(options: dict[str, Any], pace_ms: int | None, copy_to: str | None = None) -> int:
     settings = resolve_globals(options)
     if settings.runtime_given and settings.runtime != DEMO_RUNTIME:
         raise click.UsageError(
@@ -145,10 +182,13 @@ def _demo(options: dict[str, Any], pace_ms: int | None) -> int:
             f"'{settings.runtime}'. To run a contract on another runtime, use execute: "
             f"templiqx --runtime {settings.runtime} --root DIR execute PACKAGE CONTRACT ..."
         )
-    import shutil
     import tempfile
 
     source = _require_setup()
+    if copy_to is not None and (Path(copy_to) / DEMO_PACKAGE).exists():
+        raise CliError(
+            f"demo: {Path(copy_to) / DEMO_PACKAGE} already exists; choose another --copy-to folder"
+        )
     narrator = _Narrator(quiet=settings.as_json)
     with tempfile.TemporaryDirectory(prefix="templiqx-demo-") as scratch:
         root = Path(scratch) / "packages"
@@ -171,12 +211,22 @@ def _demo(options: dict[str, Any], pace_ms: int | None) -> int:
     if settings.as_json:
         report = {step: envelope.to_builtins() for step, envelope in envelopes.items()}
         click.echo(dump_json(report, compact=True))
-    else:
+    copied = _copy_example(source, copy_to) if copy_to is not None else None
+    if not settings.as_json:
+        templiqx = invoked_as()
+        if copied is not None:
+            folder = str(copied.parent)
+            narrator.say(f"Copied the example package to {copied}.")
+        else:
+            folder = "my-packages"
+            narrator.say(
+                f"Next: `{templiqx} demo --copy-to {folder}` copies the example package "
+                "into a folder of your own; then"
+            )
         narrator.say(
-            "Next: copy fixtures/packages/welcome into a folder of your own, then try "
-            "`templiqx --root <folder> explain welcome onboarding-summary` or "
-            "`templiqx --root <folder> run-eval welcome account-digest quiet-week --capability "
-            "text`; `templiqx --help` lists every command."
+            f"try `{templiqx} --root {folder} explain welcome onboarding-summary` or "
+            f"`{templiqx} --root {folder} run-eval welcome account-digest quiet-week "
+            f"--capability text`; `{templiqx} --help` lists every command."
         )
     if interrupted:
         return 130
@@ -186,8 +236,8 @@ def _demo(options: dict[str, Any], pace_ms: int | None) -> int:
 def demo_command() -> click.Command:
     """The ``demo`` command."""
 
-    def callback(pace_ms: int | None, **options: Any) -> int:
-        return _demo(options, pace_ms)
+    def callback(pace_ms: int | None, copy_to: str | None, **options: Any) -> int:
+        return _demo(options, pace_ms, copy_to)
 
     return click.Command(
         "demo",
@@ -199,13 +249,21 @@ def demo_command() -> click.Command:
                 help=f"Milliseconds between streamed deltas (default {DEFAULT_PACE_MS}, "
                 f"or ${PACE_ENV}).",
             ),
+            click.Option(
+                ["--copy-to", "copy_to"],
+                metavar="DIR",
+                default=None,
+                help="Also copy the example package to DIR/welcome (DIR is created; an "
+                "existing DIR/welcome is never overwritten), to try your own changes on.",
+            ),
             *global_options(hidden=True),
         ],
         callback=callback,
         help=(
             "Run the example package end to end: validate, compile, and execute with live "
             "streaming on the scripted mock runtime. No credentials, no network; works on a "
-            "temporary copy of fixtures/packages/welcome.\n\n"
+            "temporary copy of the example package shipped with the CLI (the repository's "
+            "fixtures/packages/welcome), and needs templiqx-mock installed beside the CLI.\n\n"
             "With --json, stdout holds one JSON object with the three envelopes and stderr one "
             "JSON stream event per line. --runtime other than mock is refused: the demo's "
             "scenario is scripted for the mock.\n\n\b\nExample:\n  "

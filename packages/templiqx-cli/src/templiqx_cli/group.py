@@ -6,7 +6,8 @@
   group (a callable ``main(argv) -> int`` receiving the remaining arguments verbatim); plugins
   are listed in their own section, described by their distribution's summary.
 * A mistyped command name gets a "did you mean" suggestion.
-* ``templiqx help [COMMAND]`` shows the group's or a command's help (a plugin's own).
+* ``templiqx help [COMMAND]`` shows the group's or a command's help (a plugin's own);
+  ``--json`` prints it as data.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from templiqx_cli.layout import SECTIONS
 if TYPE_CHECKING:
     from importlib.metadata import EntryPoint
 
-__all__ = ["PLUGIN_GROUP", "TempliqxGroup", "help_command"]
+__all__ = ["PLUGIN_GROUP", "TempliqxGroup", "command_info", "help_command", "help_data"]
 
 PLUGIN_GROUP = "templiqx.cli_plugins"
 
@@ -148,20 +149,99 @@ class TempliqxGroup(click.Group):
         )
 
 
-def help_command() -> click.Command:
-    """``templiqx help [COMMAND]``: the group's help, or one command's (a plugin's own)."""
+def _parameter_info(parameter: click.Parameter, ctx: click.Context) -> dict[str, Any]:
+    """One argument or option of a command, as data."""
+    info: dict[str, Any] = {"name": parameter.human_readable_name, "required": parameter.required}
+    if isinstance(parameter, click.Option):
+        info["name"] = max(parameter.opts, key=len)
+        info["flags"] = [*parameter.opts, *parameter.secondary_opts]
+        info["help"] = parameter.help or ""
+        info["takes_value"] = not parameter.is_flag
+        info["repeatable"] = parameter.multiple
+        if parameter.metavar:
+            info["metavar"] = parameter.metavar
+        default = parameter.default if not callable(parameter.default) else None
+        if isinstance(default, (str, int, float, bool)) and not parameter.is_flag:
+            info["default"] = default
+    else:
+        info["metavar"] = parameter.make_metavar(ctx)
+        info["name"] = info["metavar"].strip("[]").removesuffix("...")
+    return info
 
-    def callback(command: str | None) -> int:
+
+def command_info(
+    group: TempliqxGroup, parent: click.Context, name: str, command: click.Command
+) -> dict[str, Any]:
+    """What ``templiqx help --json`` says about one command."""
+    info: dict[str, Any] = {
+        "name": name,
+        "section": SECTIONS.get(group.section_of(name), group.section_of(name)),
+        "summary": command.get_short_help_str(1000),
+    }
+    if name not in group.commands:  # a plugin: it describes itself (``templiqx NAME --help``)
+        info["plugin"] = True
+        return info
+    with click.Context(command, info_name=name, parent=parent) as ctx:
+        info["usage"] = " ".join(command.collect_usage_pieces(ctx))
+        info["usage"] = f"templiqx {name} {info['usage']}".rstrip()
+        visible = [p for p in command.get_params(ctx) if not getattr(p, "hidden", False)]
+        info["arguments"] = [
+            _parameter_info(p, ctx) for p in visible if isinstance(p, click.Argument)
+        ]
+        info["options"] = [_parameter_info(p, ctx) for p in visible if isinstance(p, click.Option)]
+        info["help"] = (command.help or "").replace("\b\n", "")
+    return info
+
+
+def help_data(group: TempliqxGroup, parent: click.Context, command: str | None) -> dict[str, Any]:
+    """``templiqx help --json``: the program and every command (or one command) as data."""
+    if command is not None:
+        found = group.get_command(parent, command)
+        assert found is not None
+        return command_info(group, parent, command, found)
+    options = [
+        _parameter_info(p, parent)
+        for p in group.get_params(parent)
+        if isinstance(p, click.Option) and not p.hidden
+    ]
+    commands = [
+        command_info(group, parent, name, found)
+        for _, rows in group.sectioned(parent)
+        for name, found in rows
+    ]
+    return {
+        "program": "templiqx",
+        "usage": "templiqx [OPTIONS] COMMAND [ARGS]...",
+        "options": options,
+        "runtimes": runtime_names(),
+        "commands": commands,
+    }
+
+
+def help_command() -> click.Command:
+    """``templiqx help [COMMAND]``: the group's help, or one command's (a plugin's own); with
+    ``--json``, the same as JSON data."""
+
+    def callback(command: str | None, as_json: bool) -> int:
         ctx = click.get_current_context()
         parent = ctx.parent if ctx.parent is not None else ctx
         group = parent.command
+        as_json = as_json or bool(parent.params.get("as_json"))
+        if command is not None and isinstance(group, click.Group):
+            found = group.get_command(parent, command)
+            if found is None:
+                group.resolve_command(parent, [command])  # fails with a suggestion if it can
+                ctx.fail(f"No such command {command!r}.")
+        if as_json and isinstance(group, TempliqxGroup):
+            import json
+
+            click.echo(json.dumps(help_data(group, parent, command), ensure_ascii=False))
+            return 0
         if command is None or not isinstance(group, click.Group):
             click.echo(group.get_help(parent))
             return 0
         found = group.get_command(parent, command)
-        if found is None:
-            group.resolve_command(parent, [command])  # fails with a suggestion when there is one
-            ctx.fail(f"No such command {command!r}.")
+        assert found is not None
         if command not in group.commands:  # a plugin: it prints its own help
             return int(
                 found.main(["--help"], prog_name=f"templiqx {command}", standalone_mode=False)
@@ -172,10 +252,16 @@ def help_command() -> click.Command:
 
     return click.Command(
         "help",
-        params=[click.Argument(["command"], metavar="[COMMAND]", required=False)],
+        params=[
+            click.Argument(["command"], metavar="[COMMAND]", required=False),
+            click.Option(  # the global --json, accepted after `help` like after any command
+                ["--json", "as_json"], is_flag=True, default=False, hidden=True
+            ),
+        ],
         callback=callback,
-        help="Show the help of templiqx, or of one COMMAND.\n\n\b\nArguments:\n"
+        help="Show the help of templiqx, or of one COMMAND; with --json, as JSON data (every "
+        "command with its usage, arguments and options), for tools.\n\n\b\nArguments:\n"
         "  COMMAND  Optional. The command to describe (a plugin describes itself).\n\n"
-        "\b\nExamples:\n  templiqx help\n  templiqx help validate",
+        "\b\nExamples:\n  templiqx help\n  templiqx help validate\n  templiqx help --json",
         short_help="Show the help of templiqx or of one command.",
     )

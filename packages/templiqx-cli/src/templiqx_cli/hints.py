@@ -6,7 +6,8 @@ diagnostics; never with ``--json``), and never change the envelope.
 
 * a package that is not under the packages root: the root as given (``--root``, default ``.``);
 * a capability the contract requires and the command did not offer: the ``--capability``
-  options to add (also for the failed cases of ``test`` and ``run-eval``).
+  options to add (also for the failed cases of ``test`` and ``run-eval``), or the one to
+  correct when an offered name looks like a misspelling of the required one.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ __all__ = ["command_hints"]
 _PACKAGE_PARAMETERS = ("package", "left_package", "right_package")
 _CAPABILITY_CODES = ("TQX_CAPABILITY_UNSUPPORTED", "TQX_EXTENSION_UNSUPPORTED")
 _CAPABILITY = re.compile(r"capability '([^']+)'")
+_MISSPELT = re.compile(r"where '([^']+)' looks like a misspelling of '([^']+)'")
 
 
 def _all_diagnostics(envelope: OperationEnvelope) -> list[Diagnostic]:
@@ -52,6 +54,17 @@ def _missing_capabilities(diagnostics: Iterable[Diagnostic]) -> list[str]:
     return names
 
 
+def _misspelt_offers(diagnostics: Iterable[Diagnostic]) -> dict[str, str]:
+    """Offered capability -> the required one it looks like a misspelling of."""
+    found: dict[str, str] = {}
+    for diagnostic in diagnostics:
+        if diagnostic.code in _CAPABILITY_CODES:
+            match = _MISSPELT.search(diagnostic.message)
+            if match is not None:
+                found.setdefault(match.group(1), match.group(2))
+    return found
+
+
 def command_hints(
     envelope: OperationEnvelope,
     spec: OperationSpec,
@@ -76,7 +89,17 @@ def command_hints(
     if any(parameter.name == "capabilities" for parameter in spec.parameters):
         missing = _missing_capabilities(diagnostics)
         offered = set(arguments.get("capabilities") or ())
-        wanted = [name for name in missing if name not in offered]
+        misspelt = {
+            typed: meant
+            for typed, meant in _misspelt_offers(diagnostics).items()
+            if typed in offered
+        }
+        for typed, meant in misspelt.items():
+            hints.append(
+                f"--capability {typed} looks like a misspelling of {meant!r}, which the contract "
+                f"requires: pass --capability {meant} instead"
+            )
+        wanted = [name for name in missing if name not in offered and name not in misspelt.values()]
         if wanted:
             options = " ".join(f"--capability {name}" for name in wanted)
             listed = ", ".join(repr(name) for name in wanted)

@@ -30,6 +30,7 @@ __all__ = [
     "read_json",
     "read_text",
     "read_values",
+    "values_document",
 ]
 
 DATA_INVALID = "TQX_DATA_INVALID"
@@ -177,7 +178,11 @@ def read_json(
     keys, counted before decoding (``MAX_ARGUMENT_NODES`` unless given); ``-`` is standard
     input.
     """
-    data = _read_bytes(path, limit, name)
+    return _decode(path, _read_bytes(path, limit, name), max_nodes, nodes_name)
+
+
+def _decode(path: str, data: bytes, max_nodes: int, nodes_name: str) -> Any:
+    """``data``, read from ``path``, decoded once its values and keys are counted."""
     count = json_node_estimate(data, max_nodes)
     if count > max_nodes:  # refused before decoding: a value per node is what costs memory
         raise CliError(
@@ -192,18 +197,28 @@ def read_json(
         raise CliError(f"decode JSON from {path}: {problem}", code=DATA_INVALID) from exc
 
 
+_values_read: dict[str, bytes] = {}
+
+
+def values_document(path: str) -> bytes | None:
+    """The bytes of the ``--values`` document last read from ``path`` (``-``: standard input),
+    to place its problems in it; ``None`` when none was read."""
+    return _values_read.get(path)
+
+
 def read_values(path: str) -> dict[str, Any]:
     """A ``--values`` file: ``{"inputs": {…}, "context": {…}}``, both keys optional.
 
     Returns the service arguments it stands for (``inputs`` / ``context`` when present).
     """
-    document = read_json(
+    data = _read_bytes(path, MAX_VALUES_BYTES, "MAX_VALUES_BYTES")
+    document = _decode(
         path,
-        limit=MAX_VALUES_BYTES,
-        name="MAX_VALUES_BYTES",
-        max_nodes=2 * MAX_ARGUMENT_NODES + 3,  # inputs and context, each an argument
-        nodes_name="MAX_ARGUMENT_NODES for each of inputs and context",
+        data,
+        2 * MAX_ARGUMENT_NODES + 3,  # inputs and context, each an argument
+        "MAX_ARGUMENT_NODES for each of inputs and context",
     )
+    _values_read[path] = data
     where = f"decode render request from {path}"
     if not isinstance(document, dict):
         raise CliError(

@@ -77,6 +77,8 @@ LAYOUTS: dict[str, Layout] = {
         ("name",),
         cli_defaults={"version": "0.1.0"},
         example=f"{_R} create demo --version 0.1.0",
+        notes="The packages root (--root DIR) must exist: create it first (mkdir -p DIR). "
+        "templiqx creates the package's folder in it, never the root.",
         section="packages",
     ),
     "update_package": Layout(

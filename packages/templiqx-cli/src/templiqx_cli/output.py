@@ -18,7 +18,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
-from templiqx_cli.snippets import snippet_lines, source_text
+from templiqx_cli.snippets import location, snippet_lines, source_text
 from templiqx_cli.terminal import safe_data, terminal_safe
 from templiqx_contracts import (
     Complete,
@@ -67,33 +67,33 @@ def exit_code(envelope: OperationEnvelope) -> int:
 
 
 def render_diagnostic(diagnostic: Diagnostic, files: Mapping[str, str] | None = None) -> str:
-    """``diagnostic.render()``, with the source line it points at, underlined, made terminal-safe
-    (:func:`~templiqx_cli.terminal.terminal_safe`: file text and messages carry what users and
-    models wrote).
+    """A diagnostic for people: ``CODE severity pointer: message``, its one location as
+    ``--> path:line:col`` (the way rustc and ruff print it), the source line it points at,
+    underlined, and its ``help`` — made terminal-safe (:func:`~templiqx_cli.terminal.
+    terminal_safe`: file text and messages carry what users and models wrote).
 
     ``files`` maps a stored file's label (``welcome/contracts/bad.yaml``) to the host file the
-    user gave for it (``put``'s SOURCE): the line and column are in that text, and the ``at``
-    line names that file. A :class:`~templiqx_cli.snippets.SourceFiles` also knows the
-    packages root, where every other label's text is read for the snippet
-    (:mod:`templiqx_cli.snippets`).
+    user gave for it (``put``'s SOURCE, ``--values``): the location is that file, and the line
+    and column are in its text. A :class:`~templiqx_cli.snippets.SourceFiles` also knows the
+    packages root: every other label is shown as the path under the root, from the working
+    directory, and its text is read there for the snippet (:mod:`templiqx_cli.snippets`).
     """
-    lines = diagnostic.render().split("\n")
+    pointer = f" {diagnostic.json_pointer}" if diagnostic.json_pointer else ""
+    out = [f"{diagnostic.code} {diagnostic.severity}{pointer}: {diagnostic.message}"]
     label = diagnostic.file
-    if label is None:
-        return terminal_safe("\n".join(lines))
-    shown = files.get(label) if files else None
-    at = f"  at {label}"
-    text = source_text(files, label) if diagnostic.span is not None else None
-    snippet = snippet_lines(diagnostic, text) if text is not None else []
-    out: list[str] = []
-    for line in lines:
-        if line.startswith(at):
-            if shown is not None:
-                line = f"  at {shown}{line[len(at) :]} (the contract text given for {label})"
-            out.append(line)
-            out.extend(snippet)
-        else:
-            out.append(line)
+    span = diagnostic.span
+    if label is not None:
+        where = location(files, label)
+        if span is not None:
+            where += f":{span.line}:{span.column}"
+        out.append(f"  --> {where}")
+        text = source_text(files, label) if span is not None else None
+        if text is not None:
+            out.extend(snippet_lines(diagnostic, text))
+    elif span is not None:
+        out.append(f"  --> {span.line}:{span.column}")
+    if diagnostic.help:
+        out.append(f"  help: {diagnostic.help}")
     return terminal_safe("\n".join(out))
 
 
@@ -112,11 +112,13 @@ def print_envelope(
     files: Mapping[str, str] | None = None,
     arguments: Mapping[str, Any] | None = None,
     root: str | None = None,
+    answer_shown: bool = False,
 ) -> int:
     """Print ``envelope`` on stdout, compact JSON or rendered for people; return the exit code.
 
     For people: ``hints`` end the rendering, ``files`` locates diagnostics in the user's own
-    files (see :func:`render_diagnostic`), ``arguments`` and ``root`` name what was worked on.
+    files (see :func:`render_diagnostic`), ``arguments`` and ``root`` name what was worked on,
+    and ``answer_shown`` says the answer was drawn on this terminal as it streamed.
     """
     if as_json:
         sys.stdout.write(dump_json(envelope.to_builtins(), compact=True) + "\n")
@@ -132,6 +134,7 @@ def print_envelope(
             files=files or {},
             hints=[terminal_safe(hint) for hint in hints],
             root=terminal_safe(root) if root is not None else None,
+            answer_shown=answer_shown,
         )
         sys.stdout.write(render(view))
     sys.stdout.flush()

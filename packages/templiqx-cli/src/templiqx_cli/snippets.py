@@ -1,10 +1,11 @@
 """Diagnostics for people: the offending source line, underlined, the way rustc and ruff show it.
 
-A diagnostic with a ``file`` and a ``span`` is shown with the line it points at and a caret
-underline beneath the offending token::
+A diagnostic with a ``file`` and a ``span`` is shown with its one location (the file as it
+opens from the working directory, as rustc and ruff print it), the line it points at and a
+caret underline beneath the offending token::
 
     TQX_REF_UNKNOWN error /messages/0/content/1/expression: unknown or schema-incompatible ...
-      at welcome/contracts/bad.yaml:14:39
+      --> packages/welcome/contracts/bad.yaml:14:39
          |
       14 |         expression: {kind: ref, path: inputs.nickname}
          |                                       ^^^^^^^^^^^^^^^
@@ -28,7 +29,14 @@ from typing import Final
 
 from templiqx_contracts import Diagnostic
 
-__all__ = ["MAX_SOURCE_BYTES", "SourceFiles", "snippet_lines", "source_text"]
+__all__ = [
+    "MAX_SOURCE_BYTES",
+    "SourceFiles",
+    "from_cwd",
+    "location",
+    "snippet_lines",
+    "source_text",
+]
 
 MAX_SOURCE_BYTES: Final = 8 * 1024 * 1024
 """The largest file read for a snippet (the reader's own document limit)."""
@@ -66,6 +74,17 @@ class SourceFiles(Mapping[str, str]):
         ``files or {}`` keeps it)."""
         return True
 
+    def display(self, label: str) -> str:
+        """Where ``label``'s file is, as a path that opens from the working directory: the file
+        the command was given for it, as given; else the file under the packages root (made
+        relative to the working directory when it lies inside it); else the label itself."""
+        given = self._given.get(label)
+        if given is not None:
+            return given
+        if self.root is None or not _is_label(label):
+            return label
+        return from_cwd(os.path.normpath(os.path.join(self.root, *PurePosixPath(label).parts)))
+
     def text(self, label: str) -> str | None:
         """The text of ``label``, or ``None`` when it cannot be read (or is not a label)."""
         if label not in self._texts:
@@ -74,6 +93,18 @@ class SourceFiles(Mapping[str, str]):
                 path = os.path.join(self.root, *PurePosixPath(label).parts)
             self._texts[label] = _read(path) if path is not None else None
         return self._texts[label]
+
+
+def from_cwd(path: str) -> str:
+    """``path`` as short as it opens from the working directory: a relative path as it is (it
+    was given relative to the working directory), an absolute one relative when inside it."""
+    if not os.path.isabs(path):
+        return path
+    try:
+        relative = os.path.relpath(path)
+    except ValueError:  # another drive (Windows)
+        return path
+    return path if relative == ".." or relative.startswith(".." + os.sep) else relative
 
 
 def _is_label(label: str) -> bool:
@@ -105,6 +136,15 @@ def _read(path: str) -> str | None:
     if len(data) > MAX_SOURCE_BYTES:
         return None
     return data.decode("utf-8", errors="replace")
+
+
+def location(files: Mapping[str, str] | None, label: str) -> str:
+    """Where ``label``'s file is, for people (see :meth:`SourceFiles.display`)."""
+    if isinstance(files, SourceFiles):
+        return files.display(label)
+    if files is not None and label in files:
+        return files[label]
+    return label
 
 
 def source_text(files: Mapping[str, str] | None, label: str) -> str | None:

@@ -72,7 +72,8 @@ def report(error: YamlError, node: Node, *, missing: str | None = None) -> None:
     collector = _ACTIVE.get()
     if collector is None:
         raise error
-    collector.add(error)
+    if not error.follows:
+        collector.add(error)
     if missing is None:
         collector.failed[id(node)] = node
     else:

@@ -52,7 +52,16 @@ from templiqx_core._yaml_decode import (
     struct,
 )
 from templiqx_core._yaml_tools import TOOL_FIELDS
-from templiqx_core._yaml_tree import Mapping, Node, Sequence
+from templiqx_core._yaml_tree import (
+    DUPLICATE_KEY,
+    MISSING_FIELD,
+    UNKNOWN_FILTER,
+    UNKNOWN_KIND,
+    UNKNOWN_ROLE,
+    Mapping,
+    Node,
+    Sequence,
+)
 from templiqx_core.suggest import closest
 
 __all__ = [
@@ -90,13 +99,19 @@ def _read_tagged(node: Node, path: str, variants: dict[str, StructSpec], what: s
     for key_node, value_node in node.pairs:
         if key_text(key_node, path, True) == _KIND:
             if kind_node is not None:
-                fail(key_node, path, f"duplicate field `kind` in {what}; remove one of them")
+                fail(
+                    key_node,
+                    path,
+                    f"duplicate field `kind` in {what}; remove one of them",
+                    DUPLICATE_KEY,
+                )
             kind_node = value_node
     if kind_node is None:
         fail(
             node,
             path,
             f"missing field `kind` in {what}; add `kind:` with one of {_choices(list(variants))}",
+            MISSING_FIELD,
         )
     kind = string(kind_node, child(path, _KIND), True)
     spec = variants.get(kind)
@@ -106,6 +121,7 @@ def _read_tagged(node: Node, path: str, variants: dict[str, StructSpec], what: s
             child(path, _KIND),
             f"unknown kind `{kind}` for {what}{_suggest(kind, variants)}; "
             f"expected one of {_choices(list(variants))}",
+            UNKNOWN_KIND,
         )
     return read_struct(node, path, True, spec)
 
@@ -153,6 +169,7 @@ def _read_filter(node: Node, path: str, buffered: bool) -> str:
             path,
             f"unknown filter `{name}`{_suggest(name, FILTER_NAMES)}; "
             f"expected one of {_choices(FILTER_NAMES)}",
+            UNKNOWN_FILTER,
         )
     return name
 
@@ -265,6 +282,7 @@ def _read_role(node: Node, path: str, buffered: bool) -> str:
             node,
             path,
             f"unknown role `{role}`{_suggest(role, ROLES)}; expected one of {_choices(ROLES)}",
+            UNKNOWN_ROLE,
         )
     return role
 

@@ -18,13 +18,24 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from dataclasses import field as dataclass_field
-from typing import Any, NoReturn, TypeAlias
+from typing import Any, Final, NoReturn, TypeAlias
 
 from templiqx_contracts import quote_input
 from templiqx_core._recovery import placeholder, register_placeholder, rename, report
-from templiqx_core._yaml_scalars import TAG_MAP, TAG_SEQ, describe, resolve_scalar, short_tag
+from templiqx_core._yaml_scalars import (
+    CORE_TAGS,
+    TAG_MAP,
+    TAG_SEQ,
+    describe,
+    resolve_scalar,
+    short_tag,
+)
 from templiqx_core._yaml_tree import (
+    DUPLICATE_KEY,
+    MERGE_KEY,
+    MISSING_FIELD,
     SCHEMA,
+    TAG,
     UNKNOWN_FIELD,
     Mapping,
     Node,
@@ -76,12 +87,30 @@ def fail(node: Node, path: str, problem: str, kind: str = SCHEMA) -> NoReturn:
 
 
 def guarded(read: Callable[[Node, str, bool], Any], node: Node, path: str, buffered: bool) -> Any:
-    """``read(node, ...)``; while collecting, a problem is recorded and a placeholder returned."""
+    """``read(node, ...)``; while collecting, a problem is recorded and a placeholder returned.
+
+    A node with a tag the reader does not accept (``!!python/object:...``) is that one
+    problem, whatever its place expected: it is never read as if the tag were not there.
+    """
     try:
+        check_foreign_tag(node, path)
         return read(node, path, buffered)
     except YamlError as error:
         report(error, node)
         return placeholder(read)
+
+
+def check_foreign_tag(node: Node, path: str) -> None:
+    """Refuse a tag outside YAML's core schema (``!!python/object``, ``!custom``)."""
+    tag = node.tag
+    if tag is not None and tag not in CORE_TAGS:
+        fail(
+            node,
+            path,
+            f"unsupported tag `{short_tag(tag)}` on {found(node, tagged=False)}; remove the "
+            "tag (templiqx reads YAML's core tags only and never builds objects from tags)",
+            TAG,
+        )
 
 
 def child(path: str, key: str) -> str:
@@ -94,7 +123,7 @@ def item(path: str, index: int) -> str:
     return f"{path}[{index}]"
 
 
-def found(node: Node) -> str:
+def found(node: Node, *, tagged: bool = True) -> str:
     """Name what a node is, for "expected X, found Y" messages."""
     if isinstance(node, Mapping):
         return "a mapping"
@@ -102,6 +131,8 @@ def found(node: Node) -> str:
         return "a sequence"
     if node.style:
         return f"the string {quote_input(node.value)}"
+    if not tagged or (node.tag is not None and node.tag not in CORE_TAGS):
+        return f"the scalar {quote_input(node.value)}"
     try:
         return describe(resolve_scalar(node))
     except YamlError:
@@ -134,6 +165,7 @@ def check_collection_tag(node: Sequence | Mapping, path: str) -> None:
             node,
             path,
             f"unsupported tag `{short_tag(tag)}` on {found(node)}; remove the tag",
+            TAG,
         )
 
 
@@ -184,11 +216,12 @@ def json_value(node: Node, path: str, buffered: bool) -> Any:
     """A free JSON value (schemas, literals, policy values, eval data)."""
     if isinstance(node, Scalar):
         tag = node.tag
-        if tag is not None and not tag.startswith("tag:yaml.org,2002:"):
+        if tag is not None and tag not in CORE_TAGS:
             fail(
                 node,
                 path,
-                f"custom tag `{tag}` is not allowed in a JSON value; remove the tag",
+                f"custom tag `{short_tag(tag)}` is not allowed in a JSON value; remove the tag",
+                TAG,
             )
         return resolve(node, path)
     check_collection_tag(node, path)
@@ -237,12 +270,35 @@ def key_text(node: Node, path: str, buffered: bool) -> str:
 
 
 def _duplicate(node: Node, path: str, key: str) -> NoReturn:
-    fail(node, path, f"duplicate key `{key}`; every key may appear only once, remove one")
+    fail(
+        node,
+        path,
+        f"duplicate key `{key}`; every key may appear only once, remove one",
+        DUPLICATE_KEY,
+    )
+
+
+MERGE: Final = "<<"
+"""YAML 1.1's merge key: an ordinary key in YAML 1.2 core, which templiqx reads; in a struct
+(which declares no such field) it is reported as the merge it was meant to be."""
+
+
+def merge_key_error(node: Node, path: str) -> YamlError:
+    """The problem of a ``<<: *anchor`` entry: there is no merging, so nothing is taken."""
+    return located(
+        node,
+        path,
+        "the merge key `<<` is not supported: YAML 1.2 has no merge, so this mapping takes "
+        "no fields from the alias; write the fields out (an alias of a whole value, "
+        "`key: *anchor`, still works)",
+        MERGE_KEY,
+    )
 
 
 def _new_key(node: Node, path: str, buffered: bool, taken: dict[str, Any]) -> str | None:
     """A map key's text, or ``None`` (reported while collecting) when it is no usable key or
-    repeats one of ``taken``."""
+    repeats one of ``taken``. (In a free map ``<<`` is an ordinary key, as YAML 1.2 reads it;
+    only a struct, which has no such field, refuses it as a merge key.)"""
     try:
         key = key_text(node, path, buffered)
         if key in taken:
@@ -349,11 +405,20 @@ def read_struct(node: Node, path: str, buffered: bool, spec: StructSpec) -> Any:
     fields = spec.index
     values: dict[str, Any] = {}
     seen: set[str] = set()
+    merged = False  # a `<<` entry: missing fields are its consequence, not new problems
     for key_node, value_node in pairs:
         try:
             key = key_text(key_node, path, buffered)
+            if key == MERGE and isinstance(key_node, Scalar) and not key_node.style:
+                merged = True
+                raise merge_key_error(key_node, path)
             if key in seen:
-                fail(key_node, path, f"duplicate field `{key}` in {spec.what}; remove one of them")
+                fail(
+                    key_node,
+                    path,
+                    f"duplicate field `{key}` in {spec.what}; remove one of them",
+                    DUPLICATE_KEY,
+                )
         except YamlError as error:
             report(error, key_node)
             continue
@@ -370,7 +435,11 @@ def read_struct(node: Node, path: str, buffered: bool, spec: StructSpec) -> Any:
     for field in spec.fields:
         if field.key not in seen:
             if field.default is None:
-                problem = located(node, path, f"missing field `{field.key}` in {spec.what}; add it")
+                problem = located(
+                    node, path, f"missing field `{field.key}` in {spec.what}; add it", MISSING_FIELD
+                )
+                if merged:  # the merge key was meant to bring it: reported with the `<<`
+                    problem.follows = True
                 report(problem, node, missing=field.key)
                 values[field.name] = placeholder(field.read)
                 continue

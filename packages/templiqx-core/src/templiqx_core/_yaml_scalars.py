@@ -17,7 +17,7 @@ import re
 from typing import Any, Final
 
 from templiqx_contracts import quote_input
-from templiqx_core._yaml_tree import Scalar, YamlError
+from templiqx_core._yaml_tree import TAG, Scalar, YamlError
 
 __all__ = ["describe", "resolve_scalar", "short_tag"]
 
@@ -29,6 +29,8 @@ TAG_BOOL: Final = _TAG_PREFIX + "bool"
 TAG_NULL: Final = _TAG_PREFIX + "null"
 TAG_MAP: Final = _TAG_PREFIX + "map"
 TAG_SEQ: Final = _TAG_PREFIX + "seq"
+CORE_TAGS: Final = frozenset({TAG_STR, TAG_INT, TAG_FLOAT, TAG_BOOL, TAG_NULL, TAG_MAP, TAG_SEQ})
+"""The tags of YAML 1.2's core schema: the only ones the reader accepts."""
 
 _NULLS: Final = frozenset({"", "~", "null", "Null", "NULL"})
 _BOOLS: Final = {
@@ -163,6 +165,7 @@ def _tagged(scalar: Scalar, tag: str) -> Any:
         f"column {scalar.column}; only !!str, !!int, !!float, !!bool and !!null are accepted",
         scalar.line,
         scalar.column,
+        kind=TAG,
     )
 
 

@@ -39,11 +39,29 @@ __all__ = ["Mapping", "Node", "Scalar", "Sequence", "YamlError", "read_document"
 
 
 SYNTAX: Final = "syntax"
-"""The text is not one well-formed YAML document (or not valid UTF-8)."""
+"""The text is not one well-formed YAML document."""
+TAB: Final = "tab"
+"""A tab where YAML expects indentation (a syntax error with its own fix)."""
+ENCODING: Final = "encoding"
+"""The text is not valid UTF-8 (or not valid Unicode)."""
 UNKNOWN_FIELD: Final = "unknown_field"
 """A mapping has a key its struct does not declare."""
+MISSING_FIELD: Final = "missing_field"
+"""A mapping lacks a field its struct requires."""
+DUPLICATE_KEY: Final = "duplicate_key"
+"""A key appears twice in one mapping."""
+UNKNOWN_KIND: Final = "unknown_kind"
+"""A content node or an expression names a ``kind`` that does not exist."""
+UNKNOWN_FILTER: Final = "unknown_filter"
+"""An interpolation names a filter that does not exist."""
+UNKNOWN_ROLE: Final = "unknown_role"
+"""A message names a role that does not exist."""
+TAG: Final = "tag"
+"""A node carries a tag the reader does not accept (``!!python/object``, a custom tag)."""
+MERGE_KEY: Final = "merge_key"
+"""A mapping uses the YAML 1.1 merge key ``<<``, which YAML 1.2 core does not have."""
 SCHEMA: Final = "schema"
-"""Well-formed YAML that does not fit the schema: a wrong type, a missing or repeated field."""
+"""Well-formed YAML whose value has the wrong type or shape for its place."""
 LIMIT: Final = "limit"
 """The document exceeds one of the reader's limits (size, nesting, alias expansion)."""
 
@@ -52,7 +70,8 @@ class YamlError(Exception):
     """A document that the strict reader refuses; ``line``/``column`` are 1-based when known.
 
     ``kind`` says what sort of problem it is (:data:`SYNTAX`, :data:`UNKNOWN_FIELD`,
-    :data:`SCHEMA` or :data:`LIMIT`), so the diagnostic can suggest a fix that fits.
+    :data:`SCHEMA`, :data:`LIMIT`, ...), so the diagnostic gets the code and the fix that
+    fit (``templiqx_core.parse``).
     """
 
     def __init__(
@@ -68,6 +87,8 @@ class YamlError(Exception):
         self.line = line
         self.column = column
         self.kind = kind
+        self.follows = False
+        """A consequence of a problem already reported: recorded, never shown on its own."""
 
 
 class Scalar:
@@ -172,7 +193,7 @@ def _utf8(source: str | bytes) -> bytes:
                 "pass well-formed text",
                 line,
                 column,
-                kind=SYNTAX,
+                kind=ENCODING,
             ) from None
         if len(data) > MAX_DOCUMENT_BYTES:
             raise _too_large(len(data), "bytes", *_position_in_bytes(data, MAX_DOCUMENT_BYTES))
@@ -190,7 +211,7 @@ def _utf8(source: str | bytes) -> bytes:
             f"at line {line} column {column}; save it as UTF-8",
             line,
             column,
-            kind=SYNTAX,
+            kind=ENCODING,
         ) from None
     return data
 
@@ -218,15 +239,18 @@ def _syntax_hint(data: bytes, line: int, column: int) -> str:
     if line < len(lines):
         text = lines[line].decode("utf-8", errors="replace")
         if 0 <= column < len(text) and text[column] == "\t":
-            return "YAML cannot indent with tabs; use spaces"
+            return _TAB_HINT
     return _SYNTAX_HINT
+
+
+_TAB_HINT: Final = "YAML cannot indent with tabs; use spaces"
 
 
 def _too_large(size: int, unit: str, line: int, column: int) -> YamlError:
     """The size limit, located where the document crosses it."""
     return YamlError(
         f"the document is {size} {unit}, more than the {MAX_DOCUMENT_BYTES}-byte limit "
-        f"(MAX_DOCUMENT_BYTES), which it reaches at line {line} column {column}; {_HINT_SIZE}",
+        f"(MAX_DOCUMENT_BYTES), reached at line {line} column {column}; {_HINT_SIZE}",
         line,
         column,
         kind=LIMIT,
@@ -253,7 +277,8 @@ def _convert(exc: yaml.YAMLError, data: bytes) -> YamlError:
         if "maximum nesting depth" in problem:  # libyaml's own flow-level guard (1000)
             return _located(_DEPTH_PROBLEM, mark, kind=LIMIT)
         hint = _syntax_hint(data, mark.line, mark.column) if mark is not None else _SYNTAX_HINT
-        return _located(f"invalid YAML: {problem}", mark, hint)
+        kind = TAB if hint == _TAB_HINT else SYNTAX
+        return _located(f"invalid YAML: {problem}", mark, hint, kind)
     if isinstance(exc, yaml.reader.ReaderError):
         offset = min(max(int(exc.position), 0), len(data))
         line, column = _position_in_bytes(data, offset)

@@ -80,7 +80,7 @@ def validate_bounded_schema(schema: Any, pointer: str, out: list[Diagnostic]) ->
         out.append(
             codes.problem(
                 codes.SCHEMA_BOUNDED_SUBSET,
-                "schemas must be objects in the Templiqx bounded subset",
+                "a schema here must be a JSON object (true and false schemas are not supported)",
                 pointer,
             )
         )
@@ -91,8 +91,8 @@ def validate_bounded_schema(schema: Any, pointer: str, out: list[Diagnostic]) ->
             out.append(
                 codes.problem(
                     codes.SCHEMA_KEYWORD_UNSUPPORTED,
-                    f"JSON Schema keyword {quote_input(key)} is outside the POC bounded subset"
-                    f"{did_you_mean(key, unused, quote_input)}",
+                    f"JSON Schema keyword {quote_input(key)} is not supported in templiqx "
+                    f"schemas{did_you_mean(key, unused, quote_input)}",
                     f"{pointer}/{key}",
                 )
             )
@@ -101,7 +101,7 @@ def validate_bounded_schema(schema: Any, pointer: str, out: list[Diagnostic]) ->
         out.append(
             codes.problem(
                 codes.SCHEMA_TYPE_REQUIRED,
-                "bounded schemas require one explicit scalar type",
+                "a schema needs exactly one `type`, written as a string",
                 f"{pointer}/type",
             )
         )
@@ -119,7 +119,7 @@ def validate_bounded_schema(schema: Any, pointer: str, out: list[Diagnostic]) ->
         out.append(
             codes.problem(
                 codes.SCHEMA_KEYWORD_UNSUPPORTED,
-                "additionalProperties must be a boolean in the bounded subset",
+                "additionalProperties must be true or false (a schema there is not supported)",
                 f"{pointer}/additionalProperties",
             )
         )

@@ -24,6 +24,7 @@ __all__ = [
     "BOOLEAN_EMPTY",
     "BOOLEAN_TYPE",
     "CANCELLED",
+    "CAPABILITY_UNKNOWN",
     "CAPABILITY_UNSUPPORTED",
     "COMPONENT_ARGUMENT_MISSING",
     "COMPONENT_ARGUMENT_TYPE",
@@ -52,6 +53,17 @@ __all__ = [
     "OUTPUT_SCHEMA",
     "OUTPUT_SCHEMA_INVALID",
     "OUTPUT_SCHEMA_UNSATISFIABLE",
+    "PARSE_DUPLICATE_KEY",
+    "PARSE_ENCODING",
+    "PARSE_LIMIT",
+    "PARSE_MERGE_KEY",
+    "PARSE_MISSING_FIELD",
+    "PARSE_TAB",
+    "PARSE_TAG",
+    "PARSE_UNKNOWN_FILTER",
+    "PARSE_UNKNOWN_KIND",
+    "PARSE_UNKNOWN_ROLE",
+    "PARSE_WRONG_TYPE",
     "PARSE_YAML",
     "REF_UNKNOWN",
     "RENDER_TOO_LARGE",
@@ -95,6 +107,17 @@ __all__ = [
 
 # parse
 PARSE_YAML: Final = "TQX_PARSE_YAML"
+PARSE_TAB: Final = "TQX_PARSE_TAB"
+PARSE_ENCODING: Final = "TQX_PARSE_ENCODING"
+PARSE_DUPLICATE_KEY: Final = "TQX_PARSE_DUPLICATE_KEY"
+PARSE_MISSING_FIELD: Final = "TQX_PARSE_MISSING_FIELD"
+PARSE_WRONG_TYPE: Final = "TQX_PARSE_WRONG_TYPE"
+PARSE_UNKNOWN_KIND: Final = "TQX_PARSE_UNKNOWN_KIND"
+PARSE_UNKNOWN_FILTER: Final = "TQX_PARSE_UNKNOWN_FILTER"
+PARSE_UNKNOWN_ROLE: Final = "TQX_PARSE_UNKNOWN_ROLE"
+PARSE_TAG: Final = "TQX_PARSE_TAG"
+PARSE_MERGE_KEY: Final = "TQX_PARSE_MERGE_KEY"
+PARSE_LIMIT: Final = "TQX_PARSE_LIMIT"
 # contract header
 API_VERSION: Final = "TQX_API_VERSION"
 INVALID_ID: Final = "TQX_INVALID_ID"
@@ -148,6 +171,7 @@ VALUE_REQUIRED: Final = "TQX_VALUE_REQUIRED"
 VALUE_SCHEMA: Final = "TQX_VALUE_SCHEMA"
 VALUE_UNKNOWN: Final = "TQX_VALUE_UNKNOWN"
 CAPABILITY_UNSUPPORTED: Final = "TQX_CAPABILITY_UNSUPPORTED"
+CAPABILITY_UNKNOWN: Final = "TQX_CAPABILITY_UNKNOWN"
 EXTENSION_UNSUPPORTED: Final = "TQX_EXTENSION_UNSUPPORTED"
 # rendering
 VALUE_MISSING: Final = "TQX_VALUE_MISSING"
@@ -170,8 +194,29 @@ TOOL_CHOICE_INVALID: Final = "TQX_TOOL_CHOICE_INVALID"
 TOOL_OUTPUT_RESERVED: Final = "TQX_TOOL_OUTPUT_RESERVED"
 
 _HINTS: dict[str, str] = {
-    PARSE_YAML: "Fix the YAML at the reported line and column; unknown fields, duplicate keys "
-    "and wrongly typed scalars are rejected.",
+    PARSE_YAML: "Fix the YAML syntax at the reported line and column (indent with spaces, "
+    "close every quote and bracket, write `key: value`), and use only the fields the strict "
+    "Templiqx YAML schema declares (the message lists them).",
+    PARSE_TAB: "Indent with spaces: YAML does not allow tabs in indentation (set your editor "
+    "to insert spaces in .yaml files).",
+    PARSE_ENCODING: "Save the file as UTF-8 (the message names the first byte that is not).",
+    PARSE_DUPLICATE_KEY: "Keep one entry per key: remove or rename the repeated key (a "
+    "duplicate key is an error everywhere, never last-one-wins).",
+    PARSE_MISSING_FIELD: "Add the field the message names to that mapping.",
+    PARSE_WRONG_TYPE: "Give the value the type the message names (a string, a list, a mapping, "
+    "a boolean ...); quote a value to keep it a string.",
+    PARSE_UNKNOWN_KIND: "Use a kind the message lists: content nodes are text, interpolate, "
+    "when, for_each, component and include; expressions are ref, literal, equals, not, and "
+    "and or.",
+    PARSE_UNKNOWN_FILTER: "Use a filter the message lists: trim, lower, upper, json, "
+    "format_date, format_number, format_currency or translate.",
+    PARSE_UNKNOWN_ROLE: "Use one of the roles system, developer, user or assistant.",
+    PARSE_TAG: "Remove the tag: templiqx reads YAML's core tags only (!!str, !!int, !!float, "
+    "!!bool, !!null, !!map, !!seq) and never builds objects from tags.",
+    PARSE_MERGE_KEY: "Write the fields out instead of `<<: *anchor`: YAML 1.2 has no merge "
+    "key (an alias of a whole value, `key: *anchor`, still works).",
+    PARSE_LIMIT: "Make the document smaller or flatter: the message names the reader limit it "
+    "exceeds (MAX_DOCUMENT_BYTES, MAX_NESTING_DEPTH, MAX_EXPANDED_NODES, MAX_EXPANDED_BYTES).",
     API_VERSION: "Set `api_version: templiqx/v1alpha1`.",
     INVALID_ID: "Use only ASCII letters, digits, '.', '_' and '-' in the contract id.",
     VERSION_INVALID: "Use a SemVer 2.0 version such as `1.0.0` or `1.2.0-rc.1` (no `v` prefix).",
@@ -235,6 +280,9 @@ _HINTS: dict[str, str] = {
     VALUE_UNKNOWN: "Remove the value or declare the field in the contract.",
     CAPABILITY_UNSUPPORTED: "Compile for a target that offers the capability, or remove it "
     "from `capabilities`.",
+    CAPABILITY_UNKNOWN: "Correct the capability's name to the one the message suggests (the "
+    "capabilities templiqx's runtimes declare are structured_output, text, tool_calling, "
+    "streaming and chat_completion; a runtime's own capability is best namespaced, vendor.x).",
     EXTENSION_UNSUPPORTED: "Compile for a target that offers the extension's capability, or "
     "remove the extension.",
     VALUE_MISSING: "Supply the optional value, or guard its use with a `when` condition.",

@@ -17,7 +17,7 @@ from templiqx_core.fuel import Fuel, metered
 from templiqx_core.render import compiled_size_problem, render_messages
 from templiqx_core.suggest import closest, name_list
 from templiqx_core.tools import compiled_tool_fields
-from templiqx_core.validate import validate_contract
+from templiqx_core.validate import misspelt_capability, validate_contract
 from templiqx_core.values import validate_values
 
 __all__ = ["compile_interaction", "negotiate_capabilities", "required_capabilities"]
@@ -32,7 +32,11 @@ def required_capabilities(contract: Contract) -> list[str]:
 
 def negotiate_capabilities(contract: Contract, targets: Sequence[str]) -> list[Diagnostic]:
     """What the target lacks: each missing contract capability (in list order, duplicates
-    repeated), then each extension (sorted by key) whose capability is missing."""
+    repeated), then each extension (sorted by key) whose capability is missing.
+
+    A contract capability that is a misspelling of a well-known one is not also reported here:
+    validation reports it (``TQX_CAPABILITY_UNKNOWN``), as the one mistake it is.
+    """
     available = set(targets)
     offered = sorted(available)
     out = [
@@ -43,7 +47,7 @@ def negotiate_capabilities(contract: Contract, targets: Sequence[str]) -> list[D
             "/capabilities",
         )
         for capability in contract.capabilities
-        if capability not in available
+        if capability not in available and misspelt_capability(capability) is None
     ]
     for key in sorted(contract.extensions):
         capability = contract.extensions[key].capability
@@ -60,10 +64,14 @@ def negotiate_capabilities(contract: Contract, targets: Sequence[str]) -> list[D
 
 
 def _offered(capability: str, offered: list[str]) -> str:
-    """What the target offers, and the offered name a misspelt capability was meant to be."""
+    """What the target offers, and which offered name looks like a misspelling of the
+    required one (the required name is the contract's; the offered one is what to correct)."""
+    text = f"; the target offers {name_list(offered)}"
     match = closest(capability, offered)
-    hint = "" if match is None else f" (did you mean {quote_input(match)}?)"
-    return f"{hint}; the target offers {name_list(offered)}"
+    if match is not None:
+        meant = quote_input(capability)
+        text += f", where {quote_input(match)} looks like a misspelling of {meant}"
+    return text
 
 
 def compile_interaction(

@@ -1,9 +1,10 @@
 """Parsing templiqx documents: contracts, manifests, locks, translations, partials, requests.
 
 Every function takes YAML text (``str`` or UTF-8 ``bytes``) and an optional file label and
-returns ``(value, [])`` on success or ``(None, diagnostics)`` on failure: one ``TQX_PARSE_YAML``
+returns ``(value, [])`` on success or ``(None, diagnostics)`` on failure: one ``TQX_PARSE_*``
 diagnostic (severity ``error``, no ``json_pointer``, ``file`` when given, a 1-based ``span``
-over the offending token) for each independent problem. Text that is not one well-formed YAML
+over the offending token) for each independent problem, its code saying what kind of problem
+it is (:data:`PARSE_CODES`). Text that is not one well-formed YAML
 document has one problem; in a well-formed document every unknown, missing, repeated or
 wrongly typed field is found in the same run (see :mod:`templiqx_core._recovery`). They never
 raise on bad input.
@@ -28,7 +29,7 @@ from templiqx_contracts import (
     RenderRequest,
     SourceSpan,
 )
-from templiqx_core import _json_locate, _yaml_tree
+from templiqx_core import _json_locate, _yaml_tree, codes
 from templiqx_core._recovery import Collector, collecting
 from templiqx_core._tokens import token_end
 from templiqx_core._yaml_contract import CONTRACT, RENDER_REQUEST, read_nodes
@@ -47,8 +48,8 @@ __all__ = [
     "parse_translation_bundle",
 ]
 
-PARSE_YAML: Final = "TQX_PARSE_YAML"
-"""The one diagnostic code of every parse failure."""
+PARSE_YAML: Final = codes.PARSE_YAML
+"""The code of text that is not one well-formed YAML document, and of an unknown field."""
 
 PARSE_HELP: Final = "Use the strict Templiqx YAML schema; unknown fields are rejected."
 """The ``help`` of an unknown field (core.md §1.1)."""
@@ -59,24 +60,28 @@ SYNTAX_HELP: Final = (
 )
 """The ``help`` of text that is not one well-formed YAML document."""
 
-SCHEMA_HELP: Final = (
-    "Give the named field the type and shape the strict Templiqx YAML schema expects (the "
-    "message says what it found and what it expected); quote a value to keep it a string."
-)
-"""The ``help`` of well-formed YAML with a wrong type, a missing or a repeated field."""
-
-LIMIT_HELP: Final = (
-    "Make the document smaller or flatter: the message names the reader limit it exceeds."
-)
-"""The ``help`` of a document beyond the reader's size, nesting or alias limits."""
-
-PARSE_HELPS: Final[dict[str, str]] = {
-    _yaml_tree.SYNTAX: SYNTAX_HELP,
-    _yaml_tree.UNKNOWN_FIELD: PARSE_HELP,
-    _yaml_tree.SCHEMA: SCHEMA_HELP,
-    _yaml_tree.LIMIT: LIMIT_HELP,
+PARSE_CODES: Final[dict[str, tuple[str, str]]] = {
+    _yaml_tree.SYNTAX: (codes.PARSE_YAML, SYNTAX_HELP),
+    _yaml_tree.UNKNOWN_FIELD: (codes.PARSE_YAML, PARSE_HELP),
+    **{
+        kind: (code, codes.CORE_CODES[code])
+        for kind, code in (
+            (_yaml_tree.TAB, codes.PARSE_TAB),
+            (_yaml_tree.ENCODING, codes.PARSE_ENCODING),
+            (_yaml_tree.DUPLICATE_KEY, codes.PARSE_DUPLICATE_KEY),
+            (_yaml_tree.MISSING_FIELD, codes.PARSE_MISSING_FIELD),
+            (_yaml_tree.SCHEMA, codes.PARSE_WRONG_TYPE),
+            (_yaml_tree.UNKNOWN_KIND, codes.PARSE_UNKNOWN_KIND),
+            (_yaml_tree.UNKNOWN_FILTER, codes.PARSE_UNKNOWN_FILTER),
+            (_yaml_tree.UNKNOWN_ROLE, codes.PARSE_UNKNOWN_ROLE),
+            (_yaml_tree.TAG, codes.PARSE_TAG),
+            (_yaml_tree.MERGE_KEY, codes.PARSE_MERGE_KEY),
+            (_yaml_tree.LIMIT, codes.PARSE_LIMIT),
+        )
+    },
 }
-"""The ``help`` of a parse failure by the kind of problem, so the fix fits the error."""
+"""The code and ``help`` of a parse failure by the kind of problem, so each kind of mistake
+has a stable code to match on and a fix that fits it."""
 
 _T = TypeVar("_T")
 
@@ -93,19 +98,19 @@ CONTRACT_READER: Final = _struct_reader(CONTRACT)
 
 
 def diagnostic_of(error: YamlError, file: str | None, line_text: str = "") -> Diagnostic:
-    """The ``TQX_PARSE_YAML`` diagnostic of ``error``; ``line_text`` (the text of the line
-    it points at) stretches the span over the offending token."""
+    """The diagnostic of ``error`` (its code and help by the kind of problem, see
+    :data:`PARSE_CODES`); ``line_text`` (the text of the line it points at) stretches the span
+    over the offending token. The location is the ``span``'s, and is not repeated in the
+    message."""
     span = None
+    message = error.message
     if error.line is not None and error.column is not None:
         end = token_end(line_text, error.column) if line_text else error.column
         span = SourceSpan(line=error.line, column=error.column, end_line=error.line, end_column=end)
+        message = message.replace(f" at line {error.line} column {error.column}", "", 1)
+    code, help_text = PARSE_CODES.get(error.kind, (PARSE_YAML, PARSE_HELP))
     return Diagnostic(
-        code=PARSE_YAML,
-        severity="error",
-        message=error.message,
-        file=file,
-        span=span,
-        help=PARSE_HELPS.get(error.kind, PARSE_HELP),
+        code=code, severity="error", message=message, file=file, span=span, help=help_text
     )
 
 

@@ -49,7 +49,7 @@ _encode_key = msgspec.msgpack.Encoder().encode
 class EngineSchema:
     """One schema as the engine sees it: a validator, or the reason it does not compile."""
 
-    __slots__ = ("error", "error_at", "formats", "size", "validator")
+    __slots__ = ("error", "error_at", "formats", "problems", "size", "validator")
 
     def __init__(
         self,
@@ -57,6 +57,7 @@ class EngineSchema:
         error: str | None,
         formats: FormatPlan | None,
         error_at: tuple[str, ...] | None = None,
+        problems: tuple[tuple[tuple[str, ...], str], ...] = (),
     ) -> None:
         self.validator = validator
         self.error = error
@@ -64,6 +65,9 @@ class EngineSchema:
         self.size = 0  # the schema's encoded size, its weight in the cache
         self.error_at = error_at
         """Where in the schema the engine found ``error`` (its path segments), when known."""
+        self.problems = problems or (((error_at or (), error),) if error is not None else ())
+        """Every way the schema breaks its meta-schema: (path to the keyword, message), at most
+        :data:`SCHEMA_PROBLEM_LIMIT`; the engine's first error alone when no more is known."""
 
     def errors(self, value: Any) -> list[str]:
         """Engine error messages for ``value`` (empty when valid or when the schema is broken)."""
@@ -135,6 +139,38 @@ def commit_staged(staging: dict[bytes, EngineSchema]) -> None:
         _cache.put(key, engine)
 
 
+SCHEMA_PROBLEM_LIMIT: Final = 20
+"""The most meta-schema problems reported for one schema."""
+
+_META_SCHEMAS: Final = {
+    "http://json-schema.org/draft-04/schema": "http://json-schema.org/draft-04/schema",
+    "http://json-schema.org/draft-06/schema": "http://json-schema.org/draft-06/schema",
+    "http://json-schema.org/draft-07/schema": "http://json-schema.org/draft-07/schema",
+    "https://json-schema.org/draft/2019-09/schema": "https://json-schema.org/draft/2019-09/schema",
+    "https://json-schema.org/draft/2020-12/schema": "https://json-schema.org/draft/2020-12/schema",
+}
+_DEFAULT_META: Final = "https://json-schema.org/draft/2020-12/schema"
+_meta_validators: dict[str, Any] = {}
+
+
+def _meta_problems(schema: Any) -> tuple[tuple[tuple[str, ...], str], ...]:
+    """Every way ``schema`` breaks its draft's meta-schema (the engine names only the first)."""
+    import jsonschema_rs
+
+    declared = schema.get("$schema") if isinstance(schema, dict) else None
+    url = _META_SCHEMAS.get(str(declared).rstrip("#"), _DEFAULT_META)
+    validator = _meta_validators.get(url)
+    if validator is None:
+        validator = jsonschema_rs.validator_for({"$ref": url}, offline=True)
+        _meta_validators[url] = validator
+    found: list[tuple[tuple[str, ...], str]] = []
+    for error in validator.iter_errors(schema):
+        found.append((tuple(str(segment) for segment in error.instance_path), str(error.message)))
+        if len(found) >= SCHEMA_PROBLEM_LIMIT:
+            break
+    return tuple(found)
+
+
 def _build(schema: Any) -> EngineSchema:
     import jsonschema_rs  # imported by the first schema compiled (start-up stays light)
 
@@ -142,7 +178,11 @@ def _build(schema: Any) -> EngineSchema:
         validator = jsonschema_rs.validator_for(schema, validate_formats=False, offline=True)
     except jsonschema_rs.ValidationError as exc:
         where = tuple(str(segment) for segment in exc.instance_path)
-        return EngineSchema(None, str(exc.message), format_plan(schema), where)
+        try:
+            problems = _meta_problems(schema)
+        except Exception:  # the engine's first error is then all that is known
+            problems = ()
+        return EngineSchema(None, str(exc.message), format_plan(schema), where, problems)
     except Exception as exc:  # any engine failure means "does not compile"
         return EngineSchema(None, str(exc) or type(exc).__name__, format_plan(schema))
     return EngineSchema(validator, None, format_plan(schema))

@@ -110,8 +110,12 @@ class SourceMap:
             self._lines = self._text.splitlines()
         return self._lines[number - 1] if 0 < number <= len(self._lines) else ""
 
-    def walk(self, pointer: str) -> _Walk | None:
-        """Follow ``pointer`` as far as the text goes; ``None`` for ``""`` or unread text."""
+    def walk(self, pointer: str, *, as_written: bool = False) -> _Walk | None:
+        """Follow ``pointer`` as far as the text goes; ``None`` for ``""`` or unread text.
+
+        ``as_written``: the pointer's list indices are the text's own, not those of the
+        contract with its includes spliced (an include problem names its include node so).
+        """
         if self._root is None or not pointer.startswith("/"):
             return None
         segments = pointer.split("/")[1:]
@@ -137,7 +141,7 @@ class SourceMap:
                     key, value = renamed[(id(node), segments[index])]
                     step = (key, value, index + 1)
             elif isinstance(node, Sequence):
-                step = self._in_sequence(node, segments, index)
+                step = self._in_sequence(node, segments, index, as_written)
             if step is None:
                 return walk
             walk.key, walk.node, index = step
@@ -167,14 +171,14 @@ class SourceMap:
         return None
 
     def _in_sequence(
-        self, node: Sequence, segments: list[str], index: int
+        self, node: Sequence, segments: list[str], index: int, as_written: bool = False
     ) -> tuple[Node | None, Node, int] | None:
         segment = segments[index]
         if segment.isdigit():
             position = int(segment)
             if position >= len(node.items):
                 return None
-            if any(_is_include(item) for item in node.items[: position + 1]):
+            if not as_written and any(_is_include(item) for item in node.items[: position + 1]):
                 return None  # spliced partials shift the expanded indices
             return None, node.items[position], index + 1
         for end in range(index + 1, len(segments) + 1):
@@ -184,17 +188,20 @@ class SourceMap:
                     return None, item, end
         return None
 
-    def span(self, pointer: str) -> SourceSpan | None:
-        """The span of what ``pointer`` names (or of the deepest node on its way)."""
-        walk = self.walk(pointer)
+    def span(
+        self, pointer: str, *, as_written: bool = False, key: bool = False
+    ) -> SourceSpan | None:
+        """The span of what ``pointer`` names (or of the deepest node on its way); with
+        ``key``, of the key that names it (an unknown name is shown by its key)."""
+        walk = self.walk(pointer, as_written=as_written)
         if walk is None or walk.depth == 0:
             return None
-        return self._span_of(walk)
+        return self._span_of(walk, key=key)
 
-    def _span_of(self, walk: _Walk) -> SourceSpan:
+    def _span_of(self, walk: _Walk, *, key: bool = False) -> SourceSpan:
         node = walk.node
         target: Node = node
-        if walk.key is not None and (not walk.complete or not isinstance(node, Scalar)):
+        if walk.key is not None and (key or not walk.complete or not isinstance(node, Scalar)):
             target = walk.key
         line, column = target.line, target.column
         text = self.line(line)
@@ -212,10 +219,13 @@ class SourceMap:
         walk = self.walk(diagnostic.json_pointer or "")
         return walk is not None and walk.consequential
 
-    def locate(self, diagnostics: list[Diagnostic], file: str | None = None) -> list[Diagnostic]:
+    def locate(
+        self, diagnostics: list[Diagnostic], file: str | None = None, *, as_written: bool = False
+    ) -> list[Diagnostic]:
         """The diagnostics, each without a span given one where its pointer is in the text.
 
-        ``file`` is set on those that have no file (whether or not a span was found).
+        ``file`` is set on those that have no file (whether or not a span was found);
+        ``as_written``: see :meth:`walk`.
         """
         located: list[Diagnostic] = []
         for diagnostic in diagnostics:
@@ -223,7 +233,7 @@ class SourceMap:
             if diagnostic.file is None and file is not None:
                 changes["file"] = file
             if diagnostic.span is None and diagnostic.json_pointer:
-                span = self.span(diagnostic.json_pointer)
+                span = self.span(diagnostic.json_pointer, as_written=as_written)
                 if span is not None:
                     changes["span"] = span
             located.append(
@@ -254,9 +264,12 @@ class ContractSource:
         self.contract: Contract | None = None if errors else built
         self._partial: Contract | None = built if errors else None
 
-    def locate(self, diagnostics: list[Diagnostic]) -> list[Diagnostic]:
-        """``diagnostics`` with spans where their pointers are in this text, and the file."""
-        return self._map.locate(diagnostics, self.file)
+    def locate(
+        self, diagnostics: list[Diagnostic], *, as_written: bool = False
+    ) -> list[Diagnostic]:
+        """``diagnostics`` with spans where their pointers are in this text, and the file
+        (``as_written``: their list indices are the text's own, see :meth:`SourceMap.walk`)."""
+        return self._map.locate(diagnostics, self.file, as_written=as_written)
 
     def problems_beyond_parsing(
         self, tool_contracts: dict[str, ToolContractRef] | None = None

@@ -12,7 +12,7 @@ from typing import Any, Final
 
 import msgspec
 
-from templiqx_contracts import API_VERSION, Contract, Diagnostic, TypedComponent
+from templiqx_contracts import API_VERSION, Contract, Diagnostic, TypedComponent, quote_input
 from templiqx_contracts.lru import LRU, digest_key
 from templiqx_core import codes
 from templiqx_core.bounded import validate_bounded_schema
@@ -22,6 +22,7 @@ from templiqx_core.fuel import current_fuel, provably_exhausted
 from templiqx_core.schema import commit_staged, compile_schema, staged_schemas, validate_instance
 from templiqx_core.semver import is_semver
 from templiqx_core.static_types import STRING_SCHEMA, ContentChecker, is_identifier
+from templiqx_core.suggest import closest
 from templiqx_core.tools import check_tools
 
 __all__ = ["validate_contract"]
@@ -90,9 +91,48 @@ def _work_problems(contract: Contract) -> list[Diagnostic]:
     return [provably_exhausted(limit, f"/messages/{message}/content")]
 
 
+WELL_KNOWN_CAPABILITIES: Final = (
+    "structured_output",
+    "text",
+    "tool_calling",
+    "streaming",
+    "chat_completion",
+)
+"""The capabilities templiqx's own runtimes declare."""
+
+_TYPO_CANDIDATES: Final = tuple(name for name in WELL_KNOWN_CAPABILITIES if len(name) >= 8)
+"""The well-known names long enough that a name one or two keystrokes away is a misspelling
+(``txt`` may well be a runtime's own capability; ``structured_outptu`` is not)."""
+
+
+def misspelt_capability(capability: str) -> str | None:
+    """The well-known capability ``capability`` is a likely misspelling of, else ``None``.
+
+    A namespaced name (``vendor.reasoning``, ``x:y``) is a runtime's own and never flagged.
+    """
+    if capability in WELL_KNOWN_CAPABILITIES or "." in capability or ":" in capability:
+        return None
+    return closest(capability, _TYPO_CANDIDATES)
+
+
+def _check_capabilities(contract: Contract, out: list[Diagnostic]) -> None:
+    for index, capability in enumerate(contract.capabilities):
+        meant = misspelt_capability(capability)
+        if meant is not None:
+            out.append(
+                codes.problem(
+                    codes.CAPABILITY_UNKNOWN,
+                    f"unknown capability {quote_input(capability)}; did you mean "
+                    f"{quote_input(meant)}?",
+                    f"/capabilities/{index}",
+                )
+            )
+
+
 def _validate(contract: Contract) -> list[Diagnostic]:
     out: list[Diagnostic] = []
     _check_header(contract, out)
+    _check_capabilities(contract, out)
     _check_output_schema(contract.output_schema, out)
     for scope, fields in (("inputs", contract.inputs), ("context", contract.context)):
         for name in sorted(fields):
@@ -147,18 +187,34 @@ def _check_header(contract: Contract, out: list[Diagnostic]) -> None:
 def _check_schema(schema: Any, pointer: str, code: str, prefix: str, out: list[Diagnostic]) -> None:
     """The engine's verdict on ``schema`` (``code``), then the bounded-subset check.
 
-    The engine's complaint is left out when the bounded check reports a problem at the very
-    place the engine found one (``type: strng`` is reported once, by the clearer
+    Every way the schema breaks its meta-schema is one diagnostic (at most 20), pointing at
+    the keyword (``/output_schema/properties/age/maximum``) and naming it, so each is reported
+    at its own line. An engine complaint is left out when the bounded check reports a problem
+    at the very place it found one (``type: strng`` is reported once, by the clearer
     ``TQX_SCHEMA_TYPE_UNSUPPORTED``): the same mistake, not a second one.
     """
     engine = compile_schema(schema)
     bounded: list[Diagnostic] = []
     validate_bounded_schema(schema, pointer, bounded)
     if engine.error is not None:
-        where = "".join(f"/{segment}" for segment in engine.error_at or ())
-        if not any(d.json_pointer == pointer + where for d in bounded) or not where:
-            out.append(codes.problem(code, prefix + engine.error, pointer))
+        placed = {d.json_pointer for d in bounded}
+        for path, message in engine.problems:
+            where = pointer + "".join(f"/{segment}" for segment in path)
+            if where in placed and path:
+                continue  # the bounded check says the same, in clearer words
+            keyword = _keyword(path)
+            named = f"keyword `{keyword}`: " if keyword is not None else ""
+            out.append(codes.problem(code, prefix + named + message, where))
     out.extend(bounded)
+
+
+def _keyword(path: tuple[str, ...]) -> str | None:
+    """The schema keyword a meta-schema problem is about: the last name in its path that is
+    not a list index (``required`` for ``required/0``); ``None`` for the schema itself."""
+    for segment in reversed(path):
+        if not segment.isdigit():
+            return segment
+    return None
 
 
 def _check_output_schema(schema: Any, out: list[Diagnostic]) -> None:

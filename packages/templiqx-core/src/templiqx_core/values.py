@@ -8,11 +8,29 @@ from typing import Any
 from templiqx_contracts import Contract, Diagnostic, FieldSpec, RenderRequest, quote_input
 from templiqx_core import codes
 from templiqx_core.schema import compile_schema, validate_instance
+from templiqx_core.suggest import closest, name_list
 
 __all__ = ["RESERVED_CONTEXT_PREFIX", "validate_output", "validate_values"]
 
 RESERVED_CONTEXT_PREFIX = "_templiqx_"
 """Context keys with this prefix (translations, authorization) are host-injected and skipped."""
+
+
+def _misspellings(
+    scope: str, fields: Mapping[str, FieldSpec], supplied: Mapping[str, Any]
+) -> dict[str, str]:
+    """Undeclared value -> the missing required field it is a likely misspelling of (each
+    field taken once): one mistake, reported once, as the undeclared value."""
+    skip_reserved = scope == "context"
+    missing = [n for n in sorted(fields) if fields[n].required and n not in supplied]
+    paired: dict[str, str] = {}
+    for name in sorted(supplied):
+        if name in fields or (skip_reserved and name.startswith(RESERVED_CONTEXT_PREFIX)):
+            continue
+        meant = closest(name, [n for n in missing if n not in paired.values()])
+        if meant is not None:
+            paired[name] = meant
+    return paired
 
 
 def _validate_scope(
@@ -21,11 +39,13 @@ def _validate_scope(
     supplied: Mapping[str, Any],
     out: list[Diagnostic],
 ) -> None:
+    misspelt = _misspellings(scope, fields, supplied)
+    meant = set(misspelt.values())
     for name in sorted(fields):
         spec = fields[name]
         pointer = f"/{scope}/{name}"
         if name not in supplied:
-            if spec.required:
+            if spec.required and name not in meant:
                 out.append(
                     codes.problem(
                         codes.VALUE_REQUIRED,
@@ -44,10 +64,14 @@ def _validate_scope(
         if skip_reserved and name.startswith(RESERVED_CONTEXT_PREFIX):
             continue
         if name not in fields:
+            if name in misspelt:
+                hint = f"; did you mean {quote_input(misspelt[name])}?"
+            else:
+                hint = f"; declared {scope}: {name_list(sorted(fields))}"
             out.append(
                 codes.problem(
                     codes.VALUE_UNKNOWN,
-                    f"undeclared {scope} value {quote_input(name)}",
+                    f"undeclared {scope} value {quote_input(name)}{hint}",
                     f"/{scope}/{name}",
                 )
             )

@@ -116,7 +116,12 @@ def unknown_runtime_message(name: str) -> str:
     message = f"unknown runtime '{name}'; installed runtimes: {names}"
     distribution = OUR_RUNTIMES.get(name)
     if distribution is not None:
-        message += f"; '{name}' is provided by {distribution} (pip install {distribution})"
+        message += (
+            f"; '{name}' is provided by {distribution}: install it into the same environment "
+            f"(from a clone's wheels: uv build --all-packages --out-dir dist, then pip install "
+            f"--find-links dist {distribution}, or uv tool install --find-links dist "
+            f"templiqx-cli --with {distribution})"
+        )
     return message
 
 

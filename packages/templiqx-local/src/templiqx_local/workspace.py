@@ -110,30 +110,49 @@ class FilesystemOutputLease(OutputLease):
         return f"FilesystemOutputLease({str(self._path)!r}, {state})"
 
 
+WORKSPACE_HELP = (
+    "Leave `workspace` out to use the configured workspace, or pass the absolute path of a "
+    "folder inside one of the allowed workspace roots (the configured workspace itself, unless "
+    "the service was composed with more: workspace_override_roots)."
+)
+"""The ``help`` of a per-call ``workspace`` that cannot be used (not a path-syntax problem)."""
+
+
 def _override_parts(workspace: str) -> tuple[str, ...]:
     """The normalized components of an override (``/`` not included)."""
     if not isinstance(workspace, str) or workspace == "":
-        raise InvalidPathError("workspace must be a non-empty absolute path")
+        raise InvalidPathError("workspace must be a non-empty absolute path", help=WORKSPACE_HELP)
     if "\x00" in workspace:
-        raise InvalidPathError(f"workspace {quote_input(workspace)} must not contain NUL")
+        raise InvalidPathError(
+            f"workspace {quote_input(workspace)} must not contain NUL", help=WORKSPACE_HELP
+        )
     if not workspace.startswith("/"):
-        raise InvalidPathError(f"workspace {quote_input(workspace)} must be an absolute path")
+        raise InvalidPathError(
+            f"workspace {quote_input(workspace)} must be an absolute path", help=WORKSPACE_HELP
+        )
     try:
         too_long = len(workspace.encode("utf-8")) > MAX_PATH_BYTES
     except UnicodeEncodeError:
-        raise InvalidPathError(f"workspace {quote_input(workspace)} is not valid Unicode") from None
+        raise InvalidPathError(
+            f"workspace {quote_input(workspace)} is not valid Unicode", help=WORKSPACE_HELP
+        ) from None
     if too_long:
         raise InvalidPathError(
-            f"workspace {quote_input(workspace)} is longer than {MAX_PATH_BYTES} bytes"
+            f"workspace {quote_input(workspace)} is longer than {MAX_PATH_BYTES} bytes",
+            help=WORKSPACE_HELP,
         )
     parts = tuple(part for part in workspace.split("/") if part)
     for part in parts:
         if part in (".", ".."):
             raise InvalidPathError(
-                f"workspace {quote_input(workspace)} must not contain '.' or '..' components"
+                f"workspace {quote_input(workspace)} must not contain '.' or '..' components",
+                help=WORKSPACE_HELP,
             )
         if len(part.encode("utf-8")) > MAX_COMPONENT_BYTES:
-            raise InvalidPathError(f"workspace {quote_input(workspace)} has an over-long component")
+            raise InvalidPathError(
+                f"workspace {quote_input(workspace)} has an over-long component",
+                help=WORKSPACE_HELP,
+            )
     return parts
 
 
@@ -207,7 +226,8 @@ class FilesystemArtifactWorkspace(ArtifactWorkspace):
         allowed = ", ".join(str(path) for path in self.override_roots)
         raise InvalidPathError(
             f"workspace {quote_input(workspace)} is outside the allowed workspace roots "
-            f"({allowed}); choose a folder inside one of them"
+            f"({allowed}); choose a folder inside one of them",
+            help=WORKSPACE_HELP,
         )
 
     def resolve_workspace(self, workspace: str | None = None) -> Path:

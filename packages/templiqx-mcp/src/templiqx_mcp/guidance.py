@@ -1,19 +1,28 @@
-"""The server's instructions, resources and prompts: what an agent reads before calling tools."""
+"""The server's instructions, resources and prompts: what an agent reads before calling tools.
+
+Resources: three fixed ones (the catalog, the packages, the workspace) and two templates, one
+package (``templiqx://packages/{package}``: its validation) and one contract
+(``templiqx://packages/{package}/contracts/{contract}``: what ``inspect_contract`` returns).
+Every read is computed when it is asked for. Prompts take a required ``package`` argument; a
+``prompts/get`` without it is the JSON-RPC error -32602, as MCP prescribes.
+"""
 
 from __future__ import annotations
 
 import json
 from typing import Any
+from urllib.parse import unquote
 
 import mcp.types as types
 from mcp.server.context import ServerRequestContext
 from mcp.shared.exceptions import MCPError
 
 from templiqx_application import TempliqxService
+from templiqx_contracts import quote_input
 from templiqx_mcp.setting import ServerSetting
 from templiqx_mcp.tools import INVALID_PARAMS, envelope_text
 
-__all__ = ["RESOURCE_NOT_FOUND", "Guidance", "ServerSetting", "instructions"]
+__all__ = ["RESOURCE_NOT_FOUND", "RESOURCE_TEMPLATES", "Guidance", "ServerSetting", "instructions"]
 
 RESOURCE_NOT_FOUND = -32002
 
@@ -35,6 +44,14 @@ def _discovered(service: TempliqxService) -> str:
     return "Discovered packages: " + ", ".join(names)
 
 
+def _reach(service: TempliqxService) -> str:
+    reach = service.runtime_reach
+    if not reach.live:
+        return "offline (nothing leaves this machine)"
+    cost = " and may cost money" if reach.paid else ""
+    return f"a live model: each execution reaches outside this machine{cost}"
+
+
 def instructions(service: TempliqxService, setting: ServerSetting) -> str:
     """The ``instructions`` text of ``initialize``: how to use the tools, and where they work."""
     lines = [
@@ -42,10 +59,11 @@ def instructions(service: TempliqxService, setting: ServerSetting) -> str:
         "templiqx service and returns its operation envelope (api_version, operation, ok, "
         "result, diagnostics, fingerprints).",
         "Typical flow: discover_packages -> validate_package -> compile_contract -> "
-        "execute_contract. execute_contract with stream: true and a progressToken sends every "
-        "delta as notifications/progress while the model generates (its message is the "
-        "event's JSON; for a structured contract it also carries partial, the answer's JSON "
-        "value so far); cancelling the request cancels the runtime.",
+        "execute_contract. execute_contract with stream: true and a progressToken reports "
+        "the answer as notifications/progress while the model generates, at most every 50 ms "
+        "(message: how far it is; _meta: templiqx/events, the events since the last one, and "
+        "for a structured contract templiqx/partial, the answer's JSON value so far); "
+        "cancelling the request cancels the runtime.",
         "Evals: list_evals, then run_eval with one returned contract_id/fixture_id pair and "
         "its required_capabilities as capabilities; test_package runs them all.",
         "Before compile_contract, render_contract or execute_contract, learn a contract's "
@@ -59,8 +77,8 @@ def instructions(service: TempliqxService, setting: ServerSetting) -> str:
         f"Packages root: {setting.packages_root}",
         _discovered(service),
         f"Workspace root: {setting.workspace_root}",
-        f"Runtime for execute_contract: {setting.runtime} (evals always run on the "
-        "deterministic fake).",
+        f"Runtime for execute_contract: {setting.runtime}, {_reach(service)} (evals always "
+        "run on the deterministic fake).",
         SAFETY,
     ]
     return "\n".join(lines)
@@ -71,6 +89,39 @@ _RESOURCES = [
     ("templiqx://packages", "packages", "The packages under the packages root (discovery)."),
     ("templiqx://workspace", "workspace", "The writable artifact workspace and its safety rules."),
 ]
+
+_PACKAGE_PREFIX = "templiqx://packages/"
+
+RESOURCE_TEMPLATES = [
+    (
+        _PACKAGE_PREFIX + "{package}",
+        "package",
+        "One package, validated: its contracts with their fingerprints, or the diagnostics "
+        "that say what is wrong (what validate_package returns).",
+    ),
+    (
+        _PACKAGE_PREFIX + "{package}/contracts/{contract}",
+        "contract",
+        "One contract as parsed: inputs, context, messages, output schema (what "
+        "inspect_contract returns).",
+    ),
+]
+"""The resource templates: (URI template, name, description)."""
+
+
+def _template_call(uri: str) -> tuple[str, dict[str, str]] | None:
+    """The operation and arguments a templated URI reads, or ``None`` for another URI."""
+    if not uri.startswith(_PACKAGE_PREFIX):
+        return None
+    parts = [unquote(part) for part in uri[len(_PACKAGE_PREFIX) :].split("/")]
+    if any(not part for part in parts):
+        return None
+    if len(parts) == 1:
+        return "validate_package", {"package": parts[0]}
+    if len(parts) == 3 and parts[1] == "contracts":
+        return "inspect_contract", {"package": parts[0], "contract": parts[2]}
+    return None
+
 
 _PROMPTS = {
     "bootstrap": (
@@ -97,7 +148,12 @@ class Guidance:
         self._service = service
         self._setting = setting
 
-    def _read(self, uri: str) -> str:
+    async def _read(self, uri: str) -> str:
+        templated = _template_call(uri)
+        if templated is not None:
+            name, arguments = templated
+            envelope = await self._service.ainvoke(name, arguments)
+            return envelope_text(envelope.to_builtins())
         if uri == "templiqx://catalog":
             return envelope_text(self._service.catalog().to_builtins())
         if uri == "templiqx://packages":
@@ -109,7 +165,11 @@ class Guidance:
                 "workspace": self._setting.workspace_root,
             }
             return json.dumps(data, separators=(",", ":"), sort_keys=True, ensure_ascii=False)
-        raise MCPError(code=RESOURCE_NOT_FOUND, message=f"unknown resource: {uri}")
+        raise MCPError(
+            code=RESOURCE_NOT_FOUND,
+            message=f"unknown resource: {uri}",
+            data={"uri": uri, "templates": [template for template, _, _ in RESOURCE_TEMPLATES]},
+        )
 
     async def list_resources(
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
@@ -124,12 +184,28 @@ class Guidance:
             ]
         )
 
+    async def list_resource_templates(
+        self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourceTemplatesResult:
+        """``resources/templates/list``: one package, one contract."""
+        return types.ListResourceTemplatesResult(
+            resource_templates=[
+                types.ResourceTemplate(
+                    uri_template=template,
+                    name=name,
+                    description=description,
+                    mime_type="application/json",
+                )
+                for template, name, description in RESOURCE_TEMPLATES
+            ]
+        )
+
     async def read_resource(
         self, ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams
     ) -> types.ReadResourceResult:
         """``resources/read``: computed on every read; an unknown URI is error -32002."""
         uri = str(params.uri)
-        text = self._read(uri)
+        text = await self._read(uri)
         return types.ReadResourceResult(
             contents=[types.TextResourceContents(uri=uri, mime_type="application/json", text=text)]
         )
@@ -156,14 +232,31 @@ class Guidance:
     async def get_prompt(
         self, ctx: ServerRequestContext[Any, Any], params: types.GetPromptRequestParams
     ) -> types.GetPromptResult:
-        """``prompts/get``: one user message; a missing package reads ``PACKAGE``."""
+        """``prompts/get``: one user message; a missing ``package`` is error -32602."""
         entry = _PROMPTS.get(params.name)
         if entry is None:
-            raise MCPError(code=INVALID_PARAMS, message=f"unknown prompt: {params.name}")
+            raise MCPError(
+                code=INVALID_PARAMS,
+                message=f"unknown prompt: {params.name}",
+                data={"prompts": list(_PROMPTS)},
+            )
         description, template = entry
-        package = (params.arguments or {}).get("package")
-        name = package if isinstance(package, str) and package else "PACKAGE"
-        text = template.format(package=json.dumps(name, ensure_ascii=False))
+        arguments = params.arguments or {}
+        unknown = sorted(name for name in arguments if name != "package")
+        package = arguments.get("package")
+        if not isinstance(package, str) or not package.strip() or unknown:
+            problem = (
+                f"prompt '{params.name}' takes only the argument 'package', not "
+                + ", ".join(quote_input(name) for name in unknown)
+                if unknown
+                else f"prompt '{params.name}' requires the argument 'package' (a package name)"
+            )
+            raise MCPError(
+                code=INVALID_PARAMS,
+                message=f"Invalid params: {problem}",
+                data={"prompt": params.name, "required": ["package"]},
+            )
+        text = template.format(package=json.dumps(package, ensure_ascii=False))
         return types.GetPromptResult(
             description=description,
             messages=[

@@ -167,7 +167,20 @@ def _envelope(result: dict[str, Any], *, streams: bool = True) -> dict[str, Any]
     schema = {"$schema": _DRAFT, **envelope}
     if used:
         schema["$defs"] = {name: copy.deepcopy(defs[name]) for name in sorted(used)}
+    if streams and "Complete" in schema.get("$defs", {}):
+        _complete_may_leave_out_output(schema["$defs"]["Complete"])
     return schema
+
+
+def _complete_may_leave_out_output(complete: dict[str, Any]) -> None:
+    """A tool result's ``Complete`` event may leave out a large output, which is the result's
+    (``output_omitted``: :mod:`templiqx_mcp.results`)."""
+    complete["required"] = [name for name in complete["required"] if name != "output"]
+    complete["properties"]["output_omitted"] = {
+        "const": True,
+        "description": "The output is left out of this event: it is result.output (sent once "
+        "when it is large).",
+    }
 
 
 @functools.cache

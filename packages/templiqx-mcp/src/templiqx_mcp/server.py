@@ -13,11 +13,13 @@ import signal
 from typing import Any
 
 import anyio
+from mcp.server.context import CallNext, ServerRequestContext
 from mcp.server.lowlevel import Server
+from mcp.shared.exceptions import MCPError
 
-from templiqx_application import FAKE_RUNTIME_DESCRIPTOR, TempliqxService
+from templiqx_application import TempliqxService
 from templiqx_mcp.guidance import Guidance, ServerSetting, instructions
-from templiqx_mcp.tools import ToolSet
+from templiqx_mcp.tools import INVALID_PARAMS, ToolSet
 from templiqx_mcp.wire import MAX_LINE_BYTES, WireLines, WireWriter, claim_stdio, stdio_transport
 
 __all__ = [
@@ -25,7 +27,7 @@ __all__ = [
     "SERVER_NAME",
     "VERSION",
     "build_server",
-    "is_live_runtime",
+    "initialize_first",
     "serve_stdio",
     "serve_until_interrupted",
 ]
@@ -36,26 +38,52 @@ INTERRUPTED = 130
 """The exit status after SIGINT (Ctrl-C), as shells report it (128 + 2)."""
 
 
-def is_live_runtime(service: TempliqxService) -> bool:
-    """Whether ``execute_contract`` may reach outside the machine (any runtime but the fake)."""
-    return service.runtime_descriptor.id != FAKE_RUNTIME_DESCRIPTOR.id
-
-
 def build_server(service: TempliqxService, setting: ServerSetting) -> Server[Any]:
     """A low-level ``Server`` exposing ``service``; instructions are computed now."""
-    tools = ToolSet(service, live_runtime=is_live_runtime(service))
+    tools = ToolSet(service)
     guidance = Guidance(service, setting)
-    return Server(
+    server: Server[Any] = Server(
         SERVER_NAME,
         version=VERSION,
         instructions=instructions(service, setting),
         on_list_tools=tools.list_tools,
         on_call_tool=tools.call_tool,
         on_list_resources=guidance.list_resources,
+        on_list_resource_templates=guidance.list_resource_templates,
         on_read_resource=guidance.read_resource,
         on_list_prompts=guidance.list_prompts,
         on_get_prompt=guidance.get_prompt,
     )
+    server.middleware.append(initialize_first)
+    return server
+
+
+async def initialize_first(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> Any:
+    """Say why a request before ``initialize`` is refused.
+
+    The SDK refuses every request but ``ping`` until the client has initialized, with -32602
+    ("Invalid request parameters") and empty ``data``, which reads as if the arguments were
+    wrong. The code stays (clients may key off it); the message and ``data`` say what to do.
+    """
+    try:
+        return await call_next(ctx)
+    except MCPError as refused:
+        error = refused.error
+        if (
+            error.code != INVALID_PARAMS
+            or error.data != ""
+            or ctx.request_id is None
+            or ctx.session.client_params is not None
+        ):
+            raise
+        raise MCPError(
+            code=INVALID_PARAMS,
+            message=(
+                f"Invalid request: the session is not initialized, so '{ctx.method}' cannot be "
+                "served yet; send initialize first (then notifications/initialized)"
+            ),
+            data={"method": ctx.method, "reason": "not initialized"},
+        ) from None
 
 
 async def serve_stdio(server: Server[Any], *, max_line: int = MAX_LINE_BYTES) -> None:

@@ -3,15 +3,17 @@
 Each tool carries the operation's title and behaviour as MCP tool annotations
 (``readOnlyHint``, ``destructiveHint``, ``idempotentHint``, ``openWorldHint``: what a host reads
 to decide what it may call without asking), an input schema from its parameters and an output
-schema with its typed result (:mod:`templiqx_mcp.schemas`). ``execute_contract`` is open-world
-when the composed runtime is a live one; on the deterministic fake it reaches nothing.
+schema with its typed result (:mod:`templiqx_mcp.schemas`). ``execute_contract`` follows the
+composed runtime's :class:`~templiqx_ports.RuntimeReach`: on a live runtime it is neither
+read-only nor closed-world (hosts that auto-approve read-only tools must not auto-approve model
+calls); on an offline one (the fake, the scripted mock) it reads and reaches nothing.
 
 A call's arguments are checked against the operation's parameters by the application's own
 binder, once: what it binds goes to ``TempliqxService.invoke_bound``. A mismatch (unknown,
 missing or mistyped argument) is an ``isError`` result whose text names each offending argument;
 every other outcome — ``ok:false`` included — is a normal result carrying the envelope as
-``structuredContent`` and as compact, key-sorted JSON text. An unknown tool is the JSON-RPC
-error -32602.
+``structuredContent`` and as compact, key-sorted JSON text (a large envelope once, see
+:mod:`templiqx_mcp.results`). An unknown tool is the JSON-RPC error -32602.
 
 No operation runs on the event loop, and neither does checking large arguments (walking 200,000
 values takes a fraction of a second; :func:`~templiqx_mcp.weight.is_small` decides in a few
@@ -26,6 +28,7 @@ pings, cancellations, calls for other packages — however long a call takes. A 
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import struct
@@ -42,10 +45,13 @@ from mcp.shared.exceptions import MCPError
 from templiqx_application import CATALOG, TempliqxService, bind_arguments
 from templiqx_application.catalog import OperationSpec
 from templiqx_contracts import OperationEnvelope, find_outside_strings, float_markers
-from templiqx_mcp.calls import stream_with_progress
+from templiqx_mcp.calls import ProgressNote, SendProgress, stream_with_progress
 from templiqx_mcp.lanes import Lanes
+from templiqx_mcp.results import STRUCTURED_SINCE, bounded_result
 from templiqx_mcp.schemas import input_schema, output_schema
 from templiqx_mcp.weight import is_small
+from templiqx_mcp.wire import MAX_LINE_BYTES
+from templiqx_ports import LIVE_RUNTIME, RuntimeReach
 
 __all__ = [
     "INVALID_PARAMS",
@@ -63,17 +69,28 @@ _STREAMS = "execute_contract"
 
 _DESCRIPTION_NOTES = {
     "execute_contract": (
-        " With stream: true and a progressToken in the request's _meta, every Delta and "
-        "ToolCallDelta is also sent while the model generates, as notifications/progress "
-        "whose message is the event's JSON (for a structured-output contract with a partial "
-        "member: the answer so far, whenever it changed); cancelling the request cancels the "
-        "runtime."
+        " With stream: true the result's stream_events holds the deltas and the terminal "
+        "event: Complete (its output_schema_valid is false, and ok false with "
+        "TQX_OUTPUT_SCHEMA, when the output breaks the contract's schema) or Failed; a call "
+        "refused before the runtime runs (bad values, a missing capability) has none. With a "
+        "progressToken in the request's _meta the events are also sent while the model "
+        "generates, as notifications/progress at most every 50 ms: message says how far the "
+        "answer is, progress counts the events (total comes with the last notification), "
+        "and _meta holds templiqx/events (the events since the previous notification) and, "
+        "for a structured-output contract, templiqx/partial (the answer so far, when it "
+        "changed). Cancelling the request cancels the runtime."
     ),
 }
+_LIVE_NOTE = (
+    " On this server the runtime calls a live model: each execution reaches outside this "
+    "machine, takes model time and may answer differently."
+)
+_PAID_NOTE = " It may cost money."
+
 _PARAMETER_NOTES = {
     "execute_contract": {
-        "stream": "Over MCP, pass a progressToken to receive each event live as "
-        "notifications/progress.",
+        "stream": "Over MCP, pass a progressToken to receive the events live as "
+        "notifications/progress (coalesced, at most every 50 ms).",
     },
 }
 
@@ -143,14 +160,16 @@ def envelope_text(data: Any) -> str:
     return json.dumps(data, separators=(",", ":"), sort_keys=True, ensure_ascii=False)
 
 
-def envelope_result(envelope: OperationEnvelope) -> types.CallToolResult:
-    """The tool result of an envelope (``isError`` is false even when ``ok`` is false)."""
-    data = envelope.to_builtins()
-    return types.CallToolResult(
-        content=[types.TextContent(type="text", text=envelope_text(data))],
-        structured_content=data,
-        is_error=False,
-    )
+def envelope_result(
+    envelope: OperationEnvelope, *, structured: bool = True, budget: int = MAX_LINE_BYTES
+) -> types.CallToolResult:
+    """The tool result of an envelope (``isError`` is false even when ``ok`` is false).
+
+    A small envelope comes as ``structuredContent`` and as compact, key-sorted JSON text; a
+    large one once, saying what was left out (:mod:`templiqx_mcp.results`). ``structured`` is
+    whether the client's protocol has ``structuredContent``; ``budget`` the answer's most bytes.
+    """
+    return bounded_result(envelope, envelope_text, structured=structured, budget=budget)
 
 
 def _argument_error(text: str) -> types.CallToolResult:
@@ -160,35 +179,66 @@ def _argument_error(text: str) -> types.CallToolResult:
     )
 
 
-def _has_progress_token(ctx: ServerRequestContext[Any, Any]) -> bool:
+def _progress_token(ctx: ServerRequestContext[Any, Any]) -> str | int | None:
     meta = ctx.meta
-    return meta is not None and meta.get("progress_token") is not None
+    token = meta.get("progress_token") if meta is not None else None
+    return token if isinstance(token, (str, int)) else None
 
 
-def tool_annotations(spec: OperationSpec, *, live_runtime: bool = True) -> types.ToolAnnotations:
-    """The operation's behaviour flags as MCP tool annotations.
+def _sender(ctx: ServerRequestContext[Any, Any], token: str | int) -> SendProgress:
+    """Send a :class:`~templiqx_mcp.calls.ProgressNote` as the request's progress notification
+    (its data in ``_meta``, where MCP puts what is not for people)."""
 
-    ``live_runtime`` is whether the composed runtime may reach a model: an operation that is
-    open-world only through its runtime (``execute_contract``) is closed on an offline one.
+    async def send(note: ProgressNote) -> None:
+        params = types.ProgressNotificationParams(
+            progress_token=token,
+            progress=note.progress,
+            total=note.total,
+            message=note.message,
+            _meta=note.meta,
+        )
+        await ctx.session.send_notification(
+            types.ProgressNotification(params=params), related_request_id=ctx.request_id
+        )
+
+    return send
+
+
+def tool_annotations(
+    spec: OperationSpec, reach: RuntimeReach = LIVE_RUNTIME
+) -> types.ToolAnnotations:
+    """The operation's behaviour flags as MCP tool annotations, on a runtime of ``reach``.
+
+    The catalog states what an operation does to the packages and the workspace, and nothing
+    else touches the world, except ``execute_contract`` through its runtime: on a live one
+    (a model service, perhaps paid) it is neither read-only nor closed-world; on an offline one
+    (the deterministic fake, the scripted mock) it reads and reaches nothing.
     """
+    read_only, open_world = spec.read_only, spec.open_world
+    if spec.name == _STREAMS:
+        read_only = read_only and not reach.live
+        open_world = open_world and reach.open_world
     return types.ToolAnnotations(
         title=spec.display_title,
-        read_only_hint=spec.read_only,
+        read_only_hint=read_only,
         destructive_hint=spec.destructive,
         idempotent_hint=spec.idempotent,
-        open_world_hint=spec.open_world and (live_runtime or spec.name != _STREAMS),
+        open_world_hint=open_world,
     )
 
 
-def tool(spec: OperationSpec, *, live_runtime: bool = True) -> types.Tool:
-    """The MCP tool of one catalog operation."""
+def tool(spec: OperationSpec, reach: RuntimeReach = LIVE_RUNTIME) -> types.Tool:
+    """The MCP tool of one catalog operation, on a runtime of ``reach``."""
+    description = spec.summary + _DESCRIPTION_NOTES.get(spec.name, "")
+    if spec.name == _STREAMS and reach.live:
+        description += _LIVE_NOTE + (_PAID_NOTE if reach.paid else "")
     return types.Tool(
         name=spec.name,
         title=spec.display_title,
-        description=spec.summary + _DESCRIPTION_NOTES.get(spec.name, ""),
+        description=description,
         input_schema=input_schema(spec, _PARAMETER_NOTES.get(spec.name)),
         output_schema=output_schema(spec.name),
-        annotations=tool_annotations(spec, live_runtime=live_runtime),
+        annotations=tool_annotations(spec, reach),
     )
 
 
@@ -204,17 +254,23 @@ def lane_key(arguments: Mapping[str, Any]) -> str:
 class ToolSet:
     """The tools of one service.
 
-    ``live_runtime`` says whether the service's runtime may reach a model (it sets
-    ``execute_contract``'s ``openWorldHint``); ``lanes`` runs the calls (a fresh pool by
-    default).
+    ``reach`` is what the service's runtime does beyond this process (it sets
+    ``execute_contract``'s annotations; default: the service's own, or live and paid when there
+    is no service); ``lanes`` runs the calls (a fresh pool by default).
     """
 
     def __init__(
-        self, service: TempliqxService, *, live_runtime: bool = True, lanes: Lanes | None = None
+        self,
+        service: TempliqxService,
+        *,
+        reach: RuntimeReach | None = None,
+        lanes: Lanes | None = None,
     ) -> None:
         self._service = service
         self._specs = {spec.name: spec for spec in CATALOG}
-        self._live_runtime = live_runtime
+        if reach is None:
+            reach = service.runtime_reach if service is not None else LIVE_RUNTIME
+        self._reach = reach
         self._lanes = lanes if lanes is not None else Lanes()
         self._tools: list[types.Tool] | None = None
 
@@ -223,8 +279,7 @@ class ToolSet:
         """Every tool, sorted by name (built on first use: schemas cost start-up time)."""
         if self._tools is None:
             self._tools = [
-                tool(spec, live_runtime=self._live_runtime)
-                for spec in sorted(CATALOG, key=lambda spec: spec.name)
+                tool(spec, self._reach) for spec in sorted(CATALOG, key=lambda spec: spec.name)
             ]
         return list(self._tools)
 
@@ -251,11 +306,14 @@ class ToolSet:
         name = spec.name
         service = self._service
         async with self._lanes.lane(lane_key(bound)):
-            if name == _STREAMS and bound.get("stream") is True and _has_progress_token(ctx):
-                report = ctx.session.report_progress
-                envelope = await stream_with_progress(service, bound, report)
+            token = _progress_token(ctx)
+            if name == _STREAMS and bound.get("stream") is True and token is not None:
+                envelope = await stream_with_progress(service, bound, _sender(ctx, token))
             else:
                 envelope = await service.ainvoke_bound(name, bound)
+        structured = ctx.session.protocol_version >= STRUCTURED_SINCE
         if is_small(envelope.result) and is_small(envelope.stream_events):
-            return envelope_result(envelope)
-        return await anyio.to_thread.run_sync(envelope_result, envelope)
+            return envelope_result(envelope, structured=structured)
+        return await anyio.to_thread.run_sync(
+            functools.partial(envelope_result, envelope, structured=structured)
+        )

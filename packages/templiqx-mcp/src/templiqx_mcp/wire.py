@@ -22,12 +22,15 @@ a word. :func:`stdio_transport` replaces it with the files of this module:
   longer than :data:`LARGE_LINE_BYTES` is parsed on a worker thread, never on the event loop, and
   is first counted: one holding more JSON values than its arguments may
   (:data:`MAX_LINE_NODES`, three arguments of ``MAX_ARGUMENT_NODES``) is refused with -32600
-  before it is decoded (issue #29: 8 MB of ``[{}, {}, ...]`` took 6-8 s on the loop). A line
-  that is not JSON is answered with the JSON-RPC parse error -32700 (``id: null``, as JSON-RPC
-  2.0 prescribes when the id cannot be read); an oversized line or a JSON value that is not a
-  valid message with the error -32600 (invalid request), carrying the request's ``id`` when it
-  can be read; each gets one line on stderr. A client that closes its end of stdout ends the
-  transport quietly (:class:`WireClosedError` is never raised out of it).
+  before it is decoded (issue #29: 8 MB of ``[{}, {}, ...]`` took 6-8 s on the loop). Every
+  line gets exactly the answer JSON-RPC 2.0 prescribes: a line that is not JSON the parse error
+  -32700 (``id: null``: the id cannot be read); an oversized line, one nested too deeply to
+  read, a value that is not an object and an object that is not an MCP message the error
+  -32600 (invalid request), carrying the request's ``id`` whenever it can be read and saying
+  what is wrong and which limit was passed (:mod:`templiqx_mcp.messages`); a batch (an array
+  of messages) one array of answers. Each refusal gets one line on stderr. A client that closes
+  its end of stdout ends the transport quietly (:class:`WireClosedError` is never raised out
+  of it).
 
 :func:`claim_stdio` does what the SDK does before serving its own files: the protocol moves to
 private duplicates of descriptors 0 and 1, and while the server runs the standard descriptors
@@ -61,6 +64,15 @@ import msgspec
 
 from templiqx_application import MAX_ARGUMENT_BYTES, MAX_ARGUMENT_NODES
 from templiqx_contracts import json_node_estimate
+from templiqx_mcp.messages import (
+    HEAD_BYTES,
+    INVALID_REQUEST,
+    Batch,
+    Refusal,
+    head_id,
+    read_element,
+    read_refused,
+)
 from templiqx_mcp.weight import is_small
 
 __all__ = [
@@ -90,9 +102,6 @@ LARGE_LINE_BYTES = 1 << 16
 MAX_LINE_NODES = 3 * MAX_ARGUMENT_NODES + 4096
 """Most JSON values and keys one line may hold: three arguments at their limit, and framing."""
 
-HEAD_BYTES = 4096
-"""How much of an oversized line is kept, to find its request id."""
-
 _NEWLINE = re.compile(rb"\r\n|\r|\n")
 _claim = threading.Lock()
 
@@ -110,7 +119,7 @@ class OversizedLine:
 
     def request_id(self) -> str | int | None:
         """The id of the request the line started, when its head shows one."""
-        return _head_id(self.head)
+        return head_id(self.head)
 
 
 class WireLines:
@@ -181,43 +190,6 @@ class WireLines:
 
 def _decode(data: bytes) -> str:
     return codecs.decode(data, "utf-8", "replace")
-
-
-_ID = re.compile(rb'"id"\s*:\s*(-?[0-9]{1,18}(?![0-9.eE])|"(?:[^"\\]|\\.){0,200}")')
-
-
-def _head_id(head: bytes) -> str | int | None:
-    """The top-level ``id`` of a JSON object whose first bytes are ``head``, when it is there.
-
-    Only members of the outermost object count: the scan skips strings and tracks nesting, so
-    an ``"id"`` inside ``params`` is never taken for the request's.
-    """
-    depth = 0
-    index = 0
-    in_string = False
-    while index < len(head):
-        char = head[index]
-        if in_string:
-            if char == 0x5C:  # backslash
-                index += 1
-            elif char == 0x22:
-                in_string = False
-        elif char == 0x22:  # a string starts: a key of the outer object?
-            if depth == 1:
-                match = _ID.match(head, index)
-                if match is not None:
-                    try:
-                        value: str | int = json.loads(match.group(1))
-                    except ValueError:
-                        return None
-                    return value
-            in_string = True
-        elif char in b"{[":
-            depth += 1
-        elif char in b"}]":
-            depth -= 1
-        index += 1
-    return None
 
 
 class WireWriter:
@@ -311,8 +283,6 @@ def claim_stdio() -> Iterator[tuple[int, int]]:
 
 # --- the transport ---------------------------------------------------------------------------
 
-PARSE_ERROR = -32700
-INVALID_REQUEST = -32600
 _CLOSED = (errno.EPIPE, errno.ECONNRESET, errno.EBADF)
 
 Log = Callable[[str], None]
@@ -324,28 +294,42 @@ def _stderr(line: str) -> None:
         sys.stderr.flush()
 
 
-def _integer(text: str) -> int | None:
-    """An integer token, or ``None`` past the interpreter's digit limit (an out-of-range number
-    is the line's problem, not a reason to lose its id)."""
-    return int(text) if len(text) <= 4300 else None
+class _Batches:
+    """The batches whose answers are still coming: each request's answer is held until the
+    batch's last one arrives, then the batch is answered with one array."""
 
+    def __init__(self) -> None:
+        self._open: list[tuple[set[str | int], list[str]]] = []
 
-def _invalid(line: str, exc: Exception) -> tuple[int, str, str | int | None, str]:
-    """(code, message, id, stderr note) for a line the SDK's message types refused."""
-    try:
-        value = json.loads(line, parse_int=_integer)
-    except json.JSONDecodeError as bad:
-        note = f"line {bad.lineno} column {bad.colno}: {bad.msg}"
-        return PARSE_ERROR, f"Parse error: not JSON ({note})", None, f"not JSON ({note})"
-    except (ValueError, RecursionError):
-        note = "nested too deeply to read"
-        return PARSE_ERROR, f"Parse error: {note}", None, f"not JSON ({note})"
-    request_id = value.get("id") if isinstance(value, dict) else None
-    if isinstance(request_id, bool) or not isinstance(request_id, (str, int)):
-        request_id = None
-    problem = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-    message = "Invalid Request: not a JSON-RPC 2.0 message MCP accepts"
-    return INVALID_REQUEST, message, request_id, f"invalid request ({problem})"
+    def open(self, waiting: set[str | int], answers: list[str]) -> None:
+        """A batch waiting for the answers to the requests ``waiting`` (``answers``: its
+        refusals, already known)."""
+        self._open.append((waiting, answers))
+
+    def hold(self, request_id: Any, text: str) -> str | None:
+        """Take ``text``, the answer to ``request_id``, if a batch waits for it: ``None`` while
+        the batch is incomplete, then the batch's array. Text no batch waits for comes back."""
+        for index, (waiting, answers) in enumerate(self._open):
+            if request_id in waiting:
+                waiting.discard(request_id)
+                answers.append(text)
+                if waiting:
+                    return None
+                del self._open[index]
+                return "[" + ",".join(answers) + "]"
+        return text
+
+    def cancelled(self, request_id: Any) -> str | None:
+        """A waiting request was cancelled (MCP: it gets no answer): the batch's array when it
+        was the last one awaited, else ``None``."""
+        for index, (waiting, answers) in enumerate(self._open):
+            if request_id in waiting:
+                waiting.discard(request_id)
+                if waiting:
+                    return None
+                del self._open[index]
+                return "[" + ",".join(answers) + "]" if answers else None
+        return None
 
 
 class _TooManyNodesError(Exception):
@@ -397,9 +381,11 @@ async def stdio_transport(
 ) -> AsyncIterator[tuple[Any, Any]]:
     """The SDK server's read and write streams over ``lines`` and ``writer``.
 
-    Malformed lines are answered as the module docstring says, and noted through ``log``. When
-    the client closes its end of the output, the transport stops and the body is cancelled;
-    the context exits normally.
+    Every line gets the answer JSON-RPC 2.0 prescribes (:mod:`templiqx_mcp.messages`), and a
+    refused line is noted through ``log``. A batch is answered with one array holding the
+    answers to its requests and refusals, in the order they are ready, once the last is in (a
+    batch of notifications only gets none). When the client closes its end of the output, the
+    transport stops and the body is cancelled; the context exits normally.
     """
     import mcp.types as types
     from mcp.shared.message import SessionMessage
@@ -407,10 +393,19 @@ async def stdio_transport(
     incoming_send, incoming = anyio.create_memory_object_stream[Any](0)
     outgoing, outgoing_receive = anyio.create_memory_object_stream[Any](0)
     replies = outgoing.clone()
+    batches = _Batches()
+    answered = (types.JSONRPCResponse, types.JSONRPCError)
 
     def error(code: int, message: str, request_id: str | int | None) -> Any:
         data = types.ErrorData(code=code, message=message)
-        return SessionMessage(types.JSONRPCError(jsonrpc="2.0", id=request_id, error=data))
+        return types.JSONRPCError(jsonrpc="2.0", id=request_id, error=data)
+
+    def refusal_text(refusal: Refusal) -> str:
+        reply = error(refusal.code, refusal.message, refusal.request_id)
+        return str(reply.model_dump_json(by_alias=True, exclude_unset=True))
+
+    def noted(refusal: Refusal) -> None:
+        log(f"{refusal.note}; answered {refusal.code} with id {json.dumps(refusal.request_id)}")
 
     reading = anyio.CancelScope()
 
@@ -419,6 +414,16 @@ async def stdio_transport(
             async with incoming_send, replies:
                 async for line in lines:
                     await take(line)
+
+    async def deliver(message: Any) -> None:
+        if isinstance(message, types.JSONRPCNotification) and (
+            message.method == "notifications/cancelled"
+        ):
+            request_id = (message.params or {}).get("requestId")
+            whole = batches.cancelled(request_id)
+            if whole is not None:
+                await send_text(whole)
+        await incoming_send.send(SessionMessage(message))
 
     async def take(line: str | OversizedLine) -> None:
         if isinstance(line, OversizedLine):
@@ -431,7 +436,7 @@ async def stdio_transport(
                 f"Invalid Request: message longer than {lines.max_line} bytes; send smaller "
                 "arguments (MAX_ARGUMENT_BYTES is 8 MiB)"
             )
-            await replies.send(error(INVALID_REQUEST, message, request_id))
+            await replies.send(SessionMessage(error(INVALID_REQUEST, message, request_id)))
             return
         if not line.strip():
             return  # blank lines are framing, not messages
@@ -441,7 +446,7 @@ async def stdio_transport(
             else:
                 parsed = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
         except _TooManyNodesError as many:
-            request_id = _head_id(line[:HEAD_BYTES].encode("utf-8", "replace"))
+            request_id = head_id(line[:HEAD_BYTES].encode("utf-8", "replace"))
             log(
                 f"refused a line holding about {many.count} JSON values (the limit is "
                 f"{MAX_LINE_NODES}); answered {INVALID_REQUEST} with id {json.dumps(request_id)}"
@@ -451,24 +456,69 @@ async def stdio_transport(
                 f"than the {MAX_LINE_NODES} a message may (MAX_ARGUMENT_NODES is "
                 f"{MAX_ARGUMENT_NODES} per argument); send fewer, larger values"
             )
-            await replies.send(error(INVALID_REQUEST, message, request_id))
+            await replies.send(SessionMessage(error(INVALID_REQUEST, message, request_id)))
             return
-        except Exception as exc:
-            code, message, request_id, note = _invalid(line, exc)
-            answered = code == PARSE_ERROR or request_id is not None
-            log(
-                f"{note}; "
-                + (f"answered {code} with id {json.dumps(request_id)}" if answered else "dropped")
-            )
-            if answered:
-                await replies.send(error(code, message, request_id))
-            return
-        await incoming_send.send(SessionMessage(parsed))
+        except Exception:
+            what = await refused(line)
+        else:
+            if not (isinstance(parsed, types.JSONRPCNotification) and '"id"' in line):
+                await deliver(parsed)
+                return
+            what = await refused(line)  # a request whose unusable id the SDK dropped?
+        if isinstance(what, Refusal):
+            noted(what)
+            await replies.send(SessionMessage(error(what.code, what.message, what.request_id)))
+        elif isinstance(what, Batch):
+            await take_batch(what, large=len(line) > LARGE_LINE_BYTES)
+        else:
+            await deliver(what)
+
+    async def refused(line: str) -> Any:
+        """:func:`~templiqx_mcp.messages.read_refused`, off the loop for a long line."""
+        if len(line) > LARGE_LINE_BYTES:
+            return await anyio.to_thread.run_sync(read_refused, line)
+        return read_refused(line)
+
+    async def take_batch(batch: Batch, *, large: bool) -> None:
+        elements = batch.elements
+        if large:
+            read = await anyio.to_thread.run_sync(lambda: [read_element(e) for e in elements])
+        else:
+            read = [read_element(element) for element in elements]
+        waiting: set[str | int] = set()
+        refused: list[str] = []
+        messages: list[Any] = []
+        for what in read:
+            if isinstance(what, Refusal):
+                noted(what)
+                refused.append(refusal_text(what))
+                continue
+            if isinstance(what, types.JSONRPCRequest):
+                waiting.add(what.id)
+            messages.append(what)
+        log(f"a batch of {len(elements)} messages; answered with one array")
+        if waiting:
+            batches.open(waiting, refused)
+        elif refused:
+            await send_text("[" + ",".join(refused) + "]")
+        for message in messages:
+            await deliver(message)
+
+    async def send_text(text: str) -> None:
+        await replies.send(_RawText(text))
 
     async def write(group: anyio.abc.TaskGroup) -> None:
         async with outgoing_receive:
             async for message in outgoing_receive:
-                text = await _dumped(message.message)
+                if isinstance(message, _RawText):
+                    text: str | None = message.text
+                else:
+                    inner = message.message
+                    text = await _dumped(inner)
+                    if isinstance(inner, answered):
+                        text = batches.hold(inner.id, text)
+                if text is None:
+                    continue  # held for its batch
                 try:
                     await writer.write(text + "\n")
                     await writer.flush()
@@ -484,3 +534,10 @@ async def stdio_transport(
         async with outgoing:
             yield incoming, outgoing
         reading.cancel()  # the server is done: what it wrote is still sent
+
+
+@dataclass
+class _RawText:
+    """A line the transport writes as it is (a batch's answer array)."""
+
+    text: str

@@ -64,6 +64,7 @@ from templiqx_mock.scenario import (
 from templiqx_mock.tool_calls import StreamToolCall, scripted_tool_answer
 from templiqx_mock.validity import interaction_valid
 from templiqx_ports import (
+    OFFLINE_RUNTIME,
     AsyncRuntimeAdapter,
     CancelToken,
     InvalidDataError,
@@ -72,6 +73,7 @@ from templiqx_ports import (
     RuntimeFailure,
     RuntimeFailureCode,
     RuntimeFailureError,
+    RuntimeReach,
     StreamSink,
     failed_event,
 )
@@ -236,6 +238,10 @@ class ScriptedRuntime(RuntimeAdapter, AsyncRuntimeAdapter):
         )
 
     # --- the port --------------------------------------------------------------------------
+
+    def reach(self) -> RuntimeReach:
+        """Offline: the answers are replayed from the scenario; nothing leaves the process."""
+        return OFFLINE_RUNTIME
 
     def request_fingerprint(self, request: ExecutionRequest) -> str:
         """The fingerprint of the compiled interaction (what every receipt carries)."""

@@ -28,10 +28,13 @@ from templiqx_ports.errors import (
     UnsupportedError,
 )
 from templiqx_ports.runtime import (
+    LIVE_RUNTIME,
+    OFFLINE_RUNTIME,
     AsyncRuntimeAdapter,
     CancelToken,
     EventOrderError,
     RuntimeAdapter,
+    RuntimeReach,
     StreamSink,
     failed_event,
     validate_event_order,
@@ -42,6 +45,8 @@ from templiqx_ports.usage import UsageMeter, metered_context, report_usage, usag
 __version__ = "0.2.0"
 
 __all__ = [
+    "LIVE_RUNTIME",
+    "OFFLINE_RUNTIME",
     "RETRYABLE_CODES",
     "ArtifactWorkspace",
     "AsyncRuntimeAdapter",
@@ -62,6 +67,7 @@ __all__ = [
     "PortIOError",
     "RateLimitedError",
     "RuntimeAdapter",
+    "RuntimeReach",
     "RuntimeCancelledError",
     "RuntimeFailure",
     "RuntimeFailureCode",

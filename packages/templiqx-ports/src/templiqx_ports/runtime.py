@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import abc
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 from templiqx_contracts import (
@@ -30,10 +31,13 @@ from templiqx_contracts import (
 from templiqx_ports.errors import PortError
 
 __all__ = [
+    "LIVE_RUNTIME",
+    "OFFLINE_RUNTIME",
     "AsyncRuntimeAdapter",
     "CancelToken",
     "EventOrderError",
     "RuntimeAdapter",
+    "RuntimeReach",
     "StreamSink",
     "failed_event",
     "validate_event_order",
@@ -57,8 +61,44 @@ def failed_event(error: PortError) -> Failed:
     return Failed(code=error.code, message=str(error))
 
 
+@dataclass(frozen=True)
+class RuntimeReach:
+    """What one call of a runtime does beyond this process: what a host needs to know before
+    it lets an agent call ``execute_contract`` without asking.
+
+    It is no part of the :class:`~templiqx_contracts.AdapterDescriptor` (which enters every
+    receipt and fingerprint): a runtime states it through :meth:`RuntimeAdapter.reach`.
+    """
+
+    live: bool
+    """A call reaches a service outside this machine (a model, a trace store): the world
+    changes (logs, quotas, traces) and the same request may answer differently."""
+    paid: bool
+    """A call may cost money (tokens billed by a provider)."""
+
+    @property
+    def open_world(self) -> bool:
+        """MCP's ``openWorldHint``: the call interacts with an open world of outside entities."""
+        return self.live
+
+
+OFFLINE_RUNTIME = RuntimeReach(live=False, paid=False)
+"""A runtime that answers from this process alone (the deterministic fake, the scripted mock)."""
+
+LIVE_RUNTIME = RuntimeReach(live=True, paid=True)
+"""A runtime that calls a model service: what a runtime that says nothing is assumed to be."""
+
+
 class RuntimeAdapter(abc.ABC):
     """A model runtime. Implementations must be safe to call from several threads."""
+
+    def reach(self) -> RuntimeReach:
+        """What a call does beyond this process (see :class:`RuntimeReach`).
+
+        The default is the cautious one, :data:`LIVE_RUNTIME`: a runtime that may call a paid model.
+        A runtime that answers from this process alone overrides it with :data:`OFFLINE_RUNTIME`.
+        """
+        return LIVE_RUNTIME
 
     @abc.abstractmethod
     def descriptor(self) -> AdapterDescriptor:

@@ -14,7 +14,13 @@ from templiqx_contracts import (
     ExecutionRequest,
     fingerprint,
 )
-from templiqx_ports import AsyncRuntimeAdapter, RuntimeAdapter, RuntimeFailureError
+from templiqx_ports import (
+    LIVE_RUNTIME,
+    AsyncRuntimeAdapter,
+    RuntimeAdapter,
+    RuntimeFailureError,
+    RuntimeReach,
+)
 from templiqx_runtime_langfuse.ingestion import (
     TraceRecord,
     aemit_trace,
@@ -187,6 +193,10 @@ class LangfuseRuntime(RuntimeAdapter, AsyncRuntimeAdapter):
         self._tracing.close()
         if self._async_tracing is not None:
             await self._async_tracing.aclose()
+
+    def reach(self) -> RuntimeReach:
+        """Live and paid: every call asks the model service and writes a trace to Langfuse."""
+        return LIVE_RUNTIME
 
     def descriptor(self) -> AdapterDescriptor:
         return AdapterDescriptor(

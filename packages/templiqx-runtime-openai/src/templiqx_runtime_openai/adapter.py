@@ -17,11 +17,13 @@ from templiqx_contracts import (
     fingerprint,
 )
 from templiqx_ports import (
+    LIVE_RUNTIME,
     AsyncRuntimeAdapter,
     CancelToken,
     RuntimeAdapter,
     RuntimeFailureCode,
     RuntimeFailureError,
+    RuntimeReach,
     StreamSink,
     failed_event,
 )
@@ -189,6 +191,10 @@ class OpenAIRuntime(RuntimeAdapter, AsyncRuntimeAdapter):
         client = self._lazy.ready
         if client is not None:
             await client.aclose()
+
+    def reach(self) -> RuntimeReach:
+        """Live and paid: every call asks the configured model service."""
+        return LIVE_RUNTIME
 
     def descriptor(self) -> AdapterDescriptor:
         return AdapterDescriptor(

@@ -59,6 +59,8 @@ class View:
     hints: Sequence[str] = ()
     root: str | None = None
     """The packages root as given on the command line."""
+    answer_shown: bool = False
+    """The answer was already drawn on this terminal as it streamed (not repeated)."""
 
     @property
     def ok(self) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from templiqx_cli.human.base import Renderer, View
@@ -101,17 +102,69 @@ class ValidateContractRenderer(Renderer):
 
 
 class ValidatePackageRenderer(Renderer):
-    """Every contract the package validated, with its fingerprint."""
+    """Every contract of the package with its fingerprint; when the package is not valid, a
+    status column saying which contracts have errors (and rows for those that did not load)."""
 
     def summary(self, view: View) -> str:
         return f"{count(len(view.result or []), 'contract')} valid"
 
     def body(self, view: View) -> list[str]:
-        rows = [
-            [str(c.get("id", "")), str(c.get("version", "")), str(c.get("fingerprint", ""))]
-            for c in view.result or []
-        ]
-        return table(["contract", "version", "fingerprint"], rows, view.style)
+        contracts = [c for c in view.result or [] if isinstance(c, dict)]
+        if view.ok:
+            rows = [
+                [str(c.get("id", "")), str(c.get("version", "")), str(c.get("fingerprint", ""))]
+                for c in contracts
+            ]
+            return table(["contract", "version", "fingerprint"], rows, view.style)
+        errors = _errors_by_contract(view)
+        files = _file_names(view)
+        rows = []
+        for c in contracts:
+            found = errors.pop(files.get(str(c.get("id", "")), str(c.get("id", ""))), 0)
+            rows.append(
+                [
+                    str(c.get("id", "")),
+                    _status(found, loaded=True),
+                    str(c.get("version", "")),
+                    str(c.get("fingerprint", "")),
+                ]
+            )
+        rows.extend(
+            [name, _status(found, loaded=False), "-", "-"] for name, found in errors.items()
+        )
+        return table(["contract", "status", "version", "fingerprint"], rows, view.style)
+
+
+def _errors_by_contract(view: View) -> dict[str, int]:
+    """Error diagnostics per contract id, by the contract file they are about."""
+    prefix = f"{view.argument('package')}/contracts/"
+    counts: dict[str, int] = {}
+    for diagnostic in view.diagnostics:
+        file = diagnostic.file or ""
+        if diagnostic.severity == "error" and file.startswith(prefix) and file.endswith(".yaml"):
+            name = file[len(prefix) : -len(".yaml")]
+            counts[name] = counts.get(name, 0) + 1
+    return counts
+
+
+_MISNAMED = re.compile(r"^contract id '(.+)' does not match its file name contracts/(.+)\.yaml")
+
+
+def _file_names(view: View) -> dict[str, str]:
+    """Contract id -> the file it is in, for a contract whose id is not its file name."""
+    names: dict[str, str] = {}
+    for diagnostic in view.diagnostics:
+        if diagnostic.code == "TQX_CONTRACT_INVENTORY_ID":
+            match = _MISNAMED.match(diagnostic.message)
+            if match is not None:
+                names[match.group(1)] = match.group(2)
+    return names
+
+
+def _status(errors: int, *, loaded: bool) -> str:
+    if not errors:
+        return "valid"
+    return count(errors, "error") + ("" if loaded else " (does not load)")
 
 
 class DiffRenderer(Renderer):

@@ -87,8 +87,13 @@ class ExecuteRenderer(Renderer):
         ]
 
     def output(self, view: View) -> list[str]:
-        """The output: text as it is, structured output as indented JSON."""
+        """The output: text as it is, structured output as indented JSON; when it was just
+        drawn on this terminal as it streamed, not again."""
         receipt = view.result or {}
+        if view.answer_shown and view.data.get("stream_events"):
+            return [
+                f"{view.style.heading('output:')} {view.style.dim('shown above as it streamed')}"
+            ]
         return [view.style.heading("output:"), *indented(json_lines(receipt.get("output")))]
 
     def receipt(self, view: View) -> list[str]:
