@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from templiqx_application import execution
+from templiqx_application import execution, observability
 from templiqx_application.call_arguments import (
     EXECUTE_SPEC,
     compile_like_arguments,
@@ -38,6 +38,11 @@ if TYPE_CHECKING:
     from templiqx_application.workers import WorkerPool
 
 __all__ = ["AsyncOperations"]
+
+
+def _traced(package: str, contract: str) -> dict[str, Any]:
+    """What a stream object's operation span says of its call."""
+    return {"package": package, "contract": contract, "stream": True}
 
 
 class AsyncOperations:
@@ -120,7 +125,13 @@ class AsyncOperations:
             request,
             {"fixture_output": fixture_output},
         )
-        return ContractStream(self._preparer(arguments), self._pool, self._limits, cancel)
+        return ContractStream(
+            self._preparer(arguments),
+            self._pool,
+            self._limits,
+            cancel,
+            traced=_traced(package, contract),
+        )
 
     def astream_contract(
         self,
@@ -151,7 +162,13 @@ class AsyncOperations:
             request,
             {"fixture_output": fixture_output},
         )
-        return AsyncContractStream(self._preparer(arguments), self._pool, self._limits, cancel)
+        return AsyncContractStream(
+            self._preparer(arguments),
+            self._pool,
+            self._limits,
+            cancel,
+            traced=_traced(package, contract),
+        )
 
     # --- awaitables --------------------------------------------------------------------------
 
@@ -194,17 +211,26 @@ class AsyncOperations:
         from templiqx_application import stream_runs
 
         arguments = dict(bound)
-        try:
-            return await stream_runs.aexecute(
-                lambda: self._prepare(arguments),
-                self._pool,
-                self._limits,
-                stream=arguments.get("stream") is True,
-                sink=sink,
-                cancel=cancel,
-            )
-        except Exception as exc:  # the service never raises (cancellation still propagates)
-            return internal_failure(name, exc)
+        traced = observability.operation(name, arguments)  # None unless a host set up OTel
+        with observability.active(traced):
+            try:
+                result = await stream_runs.aexecute(
+                    lambda: self._prepare(arguments),
+                    self._pool,
+                    self._limits,
+                    stream=arguments.get("stream") is True,
+                    sink=sink,
+                    cancel=cancel,
+                )
+            except Exception as exc:  # the service never raises (cancellation propagates)
+                result = internal_failure(name, exc)
+            except BaseException:
+                if traced is not None:
+                    traced.abandon()
+                raise
+        if traced is not None:
+            traced.finish(result)
+        return result
 
     async def acompile_contract(
         self,

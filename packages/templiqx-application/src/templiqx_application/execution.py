@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from templiqx_application import observability
 from templiqx_application.authorized_context import (
     requires_authorized_context,
     validate_authorized_context,
@@ -60,6 +61,7 @@ from templiqx_ports import (
     PortError,
     RuntimeAdapter,
     StreamSink,
+    UsageMeter,
     usage_meter,
     validate_event_order,
 )
@@ -75,6 +77,7 @@ __all__ = [
     "Execution",
     "compile_contract",
     "conclude",
+    "end_call",
     "execute_contract",
     "prepare_execution",
     "prepare_interaction",
@@ -96,33 +99,50 @@ def prepare_interaction(
 
     ``loaded`` is the outcome of an earlier ``ctx.loader`` load of the contract when the caller
     has one (evals run several fixtures of one load); nothing later changes a loaded contract.
-    The manifest the load read is the one the interaction is enriched from.
+    The manifest the load read is the one the interaction is enriched from. Each call counts
+    as one compilation in the telemetry (:func:`~templiqx_application.observability.compiled`).
     """
+    interaction, diagnostics, package_version = _prepare_interaction(
+        ctx, package, contract_id, request, capabilities, loaded
+    )
+    observability.compiled(interaction, diagnostics, package_version)
+    return interaction, diagnostics
+
+
+def _prepare_interaction(
+    ctx: ServiceContext,
+    package: str,
+    contract_id: str,
+    request: RenderRequest,
+    capabilities: list[str],
+    loaded: LoadedContract | None,
+) -> tuple[CompiledInteraction | None, list[Diagnostic], str | None]:
     if loaded is None:
         loaded = ctx.loader.load(package, contract_id)
     if loaded.contract is None:
-        return None, loaded.diagnostics
+        return None, loaded.diagnostics, None
     manifest = loaded.manifest
     if manifest is None:
         try:
             manifest = ctx.store.manifest(package)
         except PortError as exc:
-            return None, [port_diagnostic(exc)]
+            return None, [port_diagnostic(exc)], None
+    version = manifest.version
     enriched, diagnostics = inject_translations(ctx.store, package, manifest, request)
     if enriched is None:
-        return None, diagnostics
+        return None, diagnostics, version
     required, diagnostics = requires_authorized_context(manifest)
     if diagnostics:
-        return None, diagnostics
+        return None, diagnostics, version
     if required:
         diagnostics = validate_authorized_context(enriched.context, ctx.clock())
         if diagnostics:
-            return None, diagnostics
+            return None, diagnostics, version
     interaction, diagnostics = compile_interaction(loaded.contract, enriched, capabilities)
     diagnostics = address(diagnostics, package, contract_id, source=loaded.source)
     if interaction is None or has_errors(diagnostics):
-        return None, diagnostics
-    return interaction, diagnostics
+        return None, diagnostics, version
+    return interaction, diagnostics, version
 
 
 def compile_contract(
@@ -333,7 +353,9 @@ def execute_contract(
     if cancel is not None and cancel.is_set():
         return cancelled_before(prepared, stream=stream)
     guard = ConsumerGuard(StreamRecord(limits), sink, EitherCancel(cancel)) if stream else None
-    with usage_meter() as meter:  # the runtime reports token usage here, if it knows it
+    call = observability.model_call(prepared, stream=stream)  # None unless a host set up OTel
+    with usage_meter() as meter, observability.active(call):
+        # The runtime reports token usage (and, for telemetry, call facts) to the meter.
         try:
             if guard is not None:
                 receipt = runtime.execute_streaming(prepared.request, guard, cancel=guard.cancel)
@@ -341,8 +363,30 @@ def execute_contract(
                 receipt = runtime.execute(prepared.request)
         except Exception as exc:  # a port error, or an adapter bug: either ends in an envelope
             failure = runtime_failure(prepared, exc)
+            if call is not None:
+                end_call(call, meter, failure=failure, guard=guard)
             return conclude(prepared, failure=failure, guard=guard, usage=meter.usage)
+    if call is not None:
+        end_call(call, meter, receipt=receipt, guard=guard)
     return conclude(prepared, receipt=receipt, guard=guard, usage=meter.usage)
+
+
+def end_call(
+    call: observability.ModelCall,
+    meter: UsageMeter | None,
+    *,
+    receipt: ExecutionReceipt | None = None,
+    failure: Diagnostic | None = None,
+    guard: ConsumerGuard | None = None,
+) -> None:
+    """End a model call's trace with what its meter and its stream record saw."""
+    call.end(
+        receipt=receipt,
+        failure=failure,
+        usage=None if meter is None else meter.usage,
+        facts=None if meter is None else meter.facts,
+        first_chunk=None if guard is None else guard.record.first_chunk,
+    )
 
 
 def _stream_problems(events: list[StreamEvent], receipt: ExecutionReceipt) -> list[Diagnostic]:

@@ -37,6 +37,7 @@ from templiqx_application import (
     authoring,
     evals,
     execution,
+    observability,
     packages,
     validation,
 )
@@ -252,13 +253,22 @@ class TempliqxService(AsyncOperations, BatchOperations):
         sink: StreamSink | None,
         cancel: CancelToken | None,
     ) -> OperationEnvelope:
+        traced = observability.operation(name, bound)  # None unless a host set up OTel
         if name == "execute_contract":
             bound["sink"] = sink
             bound["cancel"] = cancel
-        try:
-            return implementation(**bound)
-        except Exception as exc:  # the service never raises
-            return _internal(name, exc)
+        if traced is None:
+            try:
+                return implementation(**bound)
+            except Exception as exc:  # the service never raises
+                return _internal(name, exc)
+        with traced.active():
+            try:
+                result = implementation(**bound)
+            except Exception as exc:  # the service never raises
+                result = _internal(name, exc)
+            traced.finish(result)
+        return result
 
     def _execute(
         self,

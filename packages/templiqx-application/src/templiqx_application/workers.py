@@ -17,6 +17,7 @@ later ``put`` return at once, so a runtime is never left waiting for a consumer 
 
 from __future__ import annotations
 
+import contextvars
 import threading
 from collections import deque
 from collections.abc import Callable
@@ -48,14 +49,18 @@ class WorkerPool:
         self._executor: ThreadPoolExecutor | None = None
 
     def submit(self, work: Callable[[], T]) -> Future[T]:
-        """Run ``work()`` on a worker thread."""
+        """Run ``work()`` on a worker thread, in a copy of the caller's context.
+
+        Like :func:`asyncio.to_thread`, the worker sees the caller's context variables — the
+        current trace span among them, so work done for a traced call stays in its trace.
+        """
         with self._lock:
             if self._executor is None:
                 self._executor = ThreadPoolExecutor(
                     max_workers=self.max_threads, thread_name_prefix="templiqx-worker"
                 )
             executor = self._executor
-        return executor.submit(work)
+        return executor.submit(contextvars.copy_context().run, work)
 
     async def run(self, work: Callable[[], T]) -> T:
         """Await ``work()`` run on a worker thread; the loop keeps running meanwhile.
