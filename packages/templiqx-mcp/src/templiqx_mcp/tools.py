@@ -41,6 +41,7 @@ from templiqx_contracts import OperationEnvelope, find_outside_strings, float_ma
 from templiqx_mcp.calls import stream_with_progress
 from templiqx_mcp.lanes import Lanes
 from templiqx_mcp.schemas import input_schema, output_schema
+from templiqx_ports.telemetry import continued_trace
 
 __all__ = [
     "INVALID_PARAMS",
@@ -241,10 +242,12 @@ class ToolSet:
             return _argument_error("; ".join(d.message for d in problems))
         name = spec.name
         service = self._service
-        async with self._lanes.lane(lane_key(bound)):
-            if name == _STREAMS and bound.get("stream") is True and _has_progress_token(ctx):
-                report = ctx.session.report_progress
-                envelope = await stream_with_progress(service, bound, report)
-            else:
-                envelope = await service.ainvoke_bound(name, bound)
+        # A traceparent in the request's _meta: the call's spans join the caller's trace.
+        with continued_trace(ctx.meta):
+            async with self._lanes.lane(lane_key(bound)):
+                if name == _STREAMS and bound.get("stream") is True and _has_progress_token(ctx):
+                    report = ctx.session.report_progress
+                    envelope = await stream_with_progress(service, bound, report)
+                else:
+                    envelope = await service.ainvoke_bound(name, bound)
         return envelope_result(envelope)

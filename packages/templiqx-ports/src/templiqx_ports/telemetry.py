@@ -310,9 +310,16 @@ def continued_trace(carrier: Mapping[str, Any] | None) -> Iterator[None]:
     ``carrier`` is what a caller sent: HTTP headers, or the ``_meta`` of an MCP request; only
     its ``traceparent``, ``tracestate`` and ``baggage`` string values are read. Without tracing,
     or without a ``traceparent``, nothing changes. A malformed ``traceparent`` starts a new
-    trace (the propagator ignores it).
+    trace (the propagator ignores it). When a span is already current — a server span that an
+    instrumentation (the MCP SDK's own middleware, an ASGI instrumentation) opened from the same
+    carrier — it is kept: templiqx's spans become its children instead of its siblings.
     """
     if carrier is None or tracer() is None:
+        yield
+        return
+    from opentelemetry import trace
+
+    if trace.get_current_span().get_span_context().is_valid:
         yield
         return
     values: dict[str, str] = {}
