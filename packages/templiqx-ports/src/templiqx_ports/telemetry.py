@@ -47,6 +47,7 @@ __all__ = [
     "bounded_content",
     "capture_content",
     "continued_trace",
+    "current_trace_ids",
     "instruments",
     "trace_headers",
     "tracer",
@@ -301,6 +302,19 @@ def trace_headers() -> dict[str, str]:
     carrier: dict[str, str] = {}
     propagate.inject(carrier)
     return carrier
+
+
+def current_trace_ids() -> tuple[str, str] | None:
+    """The current span's ``(trace id, span id)`` in lowercase hex, or ``None`` (tracing off,
+    or no span current) — for an adapter that reports to a tracing backend of its own."""
+    if tracer() is None:
+        return None
+    from opentelemetry import trace
+
+    context = trace.get_current_span().get_span_context()
+    if not context.is_valid:
+        return None
+    return f"{context.trace_id:032x}", f"{context.span_id:016x}"
 
 
 @contextmanager
