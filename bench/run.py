@@ -41,6 +41,7 @@ MODULES: dict[str, tuple[str, str]] = {
     "P7": ("p7_sequential_streams", "100 sequential streamed calls on one keep-alive client"),
     "P9": ("p9_mcp_start", "templiqx-mcp cold start to initialize and tools/list"),
     "P15": ("p15_batch", "batch runs: throughput at a 50 ms model, memory, Ray actors"),
+    "P16": ("p16_tracing", "execute_contract with OpenTelemetry tracing on vs off, and no SDK"),
 }
 
 

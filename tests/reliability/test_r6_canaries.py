@@ -68,7 +68,7 @@ BASIC = base64.b64encode(
 SECRETS = (*CANARIES.values(), OTHER_SIGNING_KEY, BASIC)
 INGESTION = "/api/public/ingestion"
 OTLP = "/api/public/otel/v1/traces"
-OTEL_SITE = Path(__file__).resolve().parent / "otel_site"
+OTEL_SITE = Path(__file__).resolve().parents[1] / "observability" / "otel_site"
 CAPTURE = {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "true"}
 
 MODEL_MODES = [

@@ -89,31 +89,59 @@ def active(traced: OperationTrace | ModelCall | BatchTrace | None) -> Any:
     return _NULL if traced is None else traced.active()
 
 
+class _Api:
+    """The few OpenTelemetry API names used per call, looked up once (only ever used when a
+    tracer exists, so the API is already imported)."""
+
+    def __init__(self) -> None:
+        from opentelemetry import context, trace
+
+        self.set_span_in_context = trace.set_span_in_context
+        self.attach = context.attach
+        self.detach = context.detach
+        self.Status = trace.Status
+        self.ERROR = trace.StatusCode.ERROR
+        self.CLIENT = trace.SpanKind.CLIENT
+
+
+_api: _Api | None = None
+
+
+def _otel() -> _Api:
+    global _api
+    if _api is None:
+        _api = _Api()
+    return _api
+
+
 def _set_span(span: Span) -> Context:
-    from opentelemetry import trace
-
-    return trace.set_span_in_context(span)
+    return _otel().set_span_in_context(span)
 
 
-@contextlib.contextmanager
-def _attached(span: Span | None) -> Iterator[None]:
-    if span is None:
-        yield
-        return
-    from opentelemetry import context
+class _Attached:
+    """Makes a span current inside a ``with`` block (on this thread or task)."""
 
-    token = context.attach(_set_span(span))
-    try:
-        yield
-    finally:
-        context.detach(token)
+    __slots__ = ("_span", "_token")
+
+    def __init__(self, span: Span) -> None:
+        self._span = span
+        self._token: object = None
+
+    def __enter__(self) -> None:
+        api = _otel()
+        self._token = api.attach(api.set_span_in_context(self._span))
+
+    def __exit__(self, *exc_info: object) -> None:
+        _otel().detach(self._token)  # type: ignore[arg-type]
+
+
+def _attached(span: Span | None) -> Any:
+    return _NULL if span is None else _Attached(span)
 
 
 def _error_status(span: Span, code: str, message: str) -> None:
-    from opentelemetry.trace import Status, StatusCode
-
-    span.set_attribute(Attr.ERROR_TYPE, code)
-    span.set_status(Status(StatusCode.ERROR, f"{code}: {message}"))
+    api = _otel()
+    span.set_status(api.Status(api.ERROR, f"{code}: {message}"))
 
 
 class _Coded(Protocol):
@@ -175,37 +203,33 @@ class OperationTrace:
         """The trace context with this operation's span current (``None`` without tracing)."""
         return None if self._span is None else _set_span(self._span)
 
-    @contextlib.contextmanager
-    def active(self) -> Iterator[None]:
+    def active(self) -> _OperationScope:
         """Make this operation current (its span the parent of what runs inside)."""
-        token = _CURRENT.set(self)
-        try:
-            with _attached(self._span):
-                yield
-        finally:
-            _CURRENT.reset(token)
+        return _OperationScope(self)
 
     def note_contract(self, contract_version: str, package_version: str | None) -> None:
         """The versions of the contract (and package) the operation loaded."""
         span = self._span
         if span is not None:
-            span.set_attribute(Attr.CONTRACT_VERSION, contract_version)
+            values = {Attr.CONTRACT_VERSION: contract_version}
             if package_version is not None:
-                span.set_attribute(Attr.PACKAGE_VERSION, package_version)
+                values[Attr.PACKAGE_VERSION] = package_version
+            span.set_attributes(values)
 
     def finish(self, envelope: OperationEnvelope) -> None:
         """End the span with the envelope's outcome and record the operation's metrics."""
         failure = _first_error(envelope.diagnostics)
         span = self._span
         if span is not None:
-            span.set_attribute(Attr.OK, envelope.ok)
-            codes = _codes(envelope.diagnostics)
-            if codes:
-                span.set_attribute(Attr.DIAGNOSTIC_CODES, codes)
+            values: dict[str, Any] = {Attr.OK: envelope.ok}
+            if envelope.diagnostics:
+                values[Attr.DIAGNOSTIC_CODES] = _codes(envelope.diagnostics)
             for key, value in envelope.fingerprints.items():
-                span.set_attribute(Attr.FINGERPRINT_PREFIX + key, value)
+                values[Attr.FINGERPRINT_PREFIX + key] = value
             if failure is not None:
+                values[Attr.ERROR_TYPE] = failure.code
                 _error_status(span, failure.code, failure.message)
+            span.set_attributes(values)
             span.end()
         instruments = self._instruments
         if instruments is None:
@@ -221,9 +245,32 @@ class OperationTrace:
         """The operation's caller went away (its task was cancelled) before an envelope."""
         span = self._span
         if span is not None:
+            span.set_attribute(Attr.ERROR_TYPE, CANCELLED)
             _error_status(span, CANCELLED, "the caller cancelled the operation")
             span.end()
         self._span = None
+
+
+class _OperationScope:
+    """The operation current inside a ``with`` block (see :meth:`OperationTrace.active`)."""
+
+    __slots__ = ("_attached", "_operation", "_token")
+
+    def __init__(self, operation: OperationTrace) -> None:
+        self._operation = operation
+        self._attached: Any = _attached(operation._span)
+        self._token: contextvars.Token[OperationTrace | None] | None = None
+
+    def __enter__(self) -> None:
+        self._token = _CURRENT.set(self._operation)
+        self._attached.__enter__()
+
+    def __exit__(self, *exc_info: object) -> None:
+        try:
+            self._attached.__exit__(*exc_info)
+        finally:
+            assert self._token is not None
+            _CURRENT.reset(self._token)
 
 
 def operation(
@@ -354,8 +401,6 @@ class ModelCall:
         self._span: Span | None = None
         self._capture = False
         if tracer is not None:
-            from opentelemetry.trace import SpanKind
-
             interaction = execution.request.interaction
             structured = "structured_output" in interaction.required_capabilities
             attributes: dict[str, Any] = {
@@ -364,9 +409,6 @@ class ModelCall:
                 Attr.OUTPUT_TYPE: "json" if structured else "text",
                 Attr.REQUEST_STREAM: stream,
                 Attr.RUNTIME_ID: descriptor.id,
-                Attr.RUNTIME_VERSION: descriptor.version,
-                Attr.CONTRACT: interaction.contract_id,
-                Attr.CONTRACT_VERSION: interaction.contract_version,
             }
             policy = interaction.runtime_policy
             for key, name in _SAMPLING:
@@ -382,7 +424,7 @@ class ModelCall:
             if self._capture:
                 attributes.update(_input_content(interaction))
             self._span = tracer.start_span(
-                GENAI_OPERATION, context=parent, kind=SpanKind.CLIENT, attributes=attributes
+                GENAI_OPERATION, context=parent, kind=_otel().CLIENT, attributes=attributes
             )
         self._started = time.perf_counter()
 
@@ -399,9 +441,8 @@ class ModelCall:
         an async stream runs in); the context is the caller's to discard."""
         span = self._span
         if span is not None:
-            from opentelemetry import context as otel_context
-
-            context.run(otel_context.attach, _set_span(span))
+            api = _otel()
+            context.run(api.attach, api.set_span_in_context(span))
 
     def end(
         self,
@@ -469,7 +510,12 @@ class ModelCall:
         model = facts.request_model
         if model:
             span.update_name(f"{GENAI_OPERATION} {model}")
-        values = {k: v for k, v in attributes.items() if k != Attr.ERROR_TYPE}
+        values = {
+            k: v
+            for k, v in attributes.items()
+            if k not in (Attr.ERROR_TYPE, Attr.OPERATION_NAME)
+            and not (k == Attr.PROVIDER_NAME and v == self._provider)
+        }  # what the span did not get when it started
         if facts.response_id:
             values[Attr.RESPONSE_ID] = facts.response_id
         if facts.finish_reasons:
@@ -479,16 +525,14 @@ class ModelCall:
             values[Attr.USAGE_OUTPUT_TOKENS] = usage.completion_tokens
         if first is not None and self._stream:
             values[Attr.RESPONSE_TIME_TO_FIRST_CHUNK] = first
-        if receipt is not None:
-            values[Attr.FINGERPRINT_PREFIX + "request"] = receipt.request_fingerprint
-            values[Attr.FINGERPRINT_PREFIX + "output"] = receipt.output_fingerprint
-            if self._capture:
-                values[Attr.OUTPUT_MESSAGES] = _output_content(receipt.output, facts.finish_reasons)
-        span.set_attributes(values)
+        if receipt is not None and self._capture:
+            values[Attr.OUTPUT_MESSAGES] = _output_content(receipt.output, facts.finish_reasons)
         if failure is not None:
+            values[Attr.ERROR_TYPE] = failure.code
             if failure.code == CANCELLED:
-                span.set_attribute(Attr.CANCELLED, True)
+                values[Attr.CANCELLED] = True
             _error_status(span, failure.code, failure.message)
+        span.set_attributes(values)
         span.end()
 
 
@@ -535,7 +579,7 @@ class BatchTrace:
         )
         outcome = RowSpan(span)
         try:
-            with _attached(span):
+            with _Attached(span):
                 yield outcome
         finally:
             span.end()
@@ -556,6 +600,7 @@ class BatchTrace:
         )
         failure = _first_error(problems)
         if failure is not None:
+            span.set_attribute(Attr.ERROR_TYPE, failure.code)
             _error_status(span, failure.code, failure.message)
         span.end()
 
@@ -581,6 +626,7 @@ class RowSpan:
             span.set_attribute(Attr.DIAGNOSTIC_CODES, codes)
         failure = _first_error(diagnostics)
         if failure is not None:
+            span.set_attribute(Attr.ERROR_TYPE, failure.code)
             _error_status(span, failure.code, failure.message)
 
 

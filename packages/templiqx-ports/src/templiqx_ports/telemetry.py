@@ -124,7 +124,6 @@ class Attr:
     FINGERPRINT_PREFIX: Final = "templiqx.fingerprint."
     STREAM: Final = "templiqx.stream"
     RUNTIME_ID: Final = "templiqx.runtime.id"
-    RUNTIME_VERSION: Final = "templiqx.runtime.version"
     CANCELLED: Final = "templiqx.cancelled"
     OUTCOME: Final = "templiqx.outcome"
     BATCH_ROWS: Final = "templiqx.batch.rows"
@@ -209,23 +208,54 @@ _NO_PROVIDERS: Final = frozenset(
     {"ProxyTracerProvider", "NoOpTracerProvider", "_ProxyMeterProvider", "NoOpMeterProvider"}
 )
 
+_ABSENT: Final = object()
+_ENV_PROVIDERS: Final = frozenset(
+    name
+    for name in ("OTEL_PYTHON_TRACER_PROVIDER", "OTEL_PYTHON_METER_PROVIDER")
+    if name in os.environ
+)
+"""Providers named in the environment when templiqx was imported (the API loads those lazily)."""
+
 _tracing: tuple[object, Tracer | None] = (None, None)
 _metering: tuple[object, Instruments | None] = (None, None)
+
+
+def _provider(module: str, env: str, getter: str) -> object | None:
+    """The global provider the API module ``module`` holds, ``None`` when none is set.
+
+    The module global is read directly: the API's own getter looks ``env`` up in
+    ``os.environ`` on every call while no provider is set (about a microsecond, on every
+    templiqx call of a process that imported OpenTelemetry without configuring it). When that
+    variable is set, or the global is not where this API version keeps it, the getter is asked.
+    """
+    api = sys.modules.get(module)
+    if api is None:
+        return None
+    provider = getattr(api, "_" + env.removeprefix("OTEL_PYTHON_"), _ABSENT)
+    if provider is None:
+        if env not in _ENV_PROVIDERS:
+            return None
+        provider = _ABSENT
+    if provider is _ABSENT:
+        public = sys.modules.get(module.removesuffix("._internal"))
+        provider = getattr(public if public is not None else api, getter)()
+    return provider
 
 
 def tracer() -> Tracer | None:
     """templiqx's tracer, or ``None`` when no OpenTelemetry SDK tracer provider is set."""
     global _tracing
-    api = sys.modules.get("opentelemetry.trace")
-    if api is None:
+    provider = _provider(
+        "opentelemetry.trace", "OTEL_PYTHON_TRACER_PROVIDER", "get_tracer_provider"
+    )
+    if provider is None:
         return None
-    provider = api.get_tracer_provider()
     cached = _tracing
     if provider is cached[0]:
         return cached[1]
     made: Tracer | None = None
     if type(provider).__name__ not in _NO_PROVIDERS:
-        made = provider.get_tracer(INSTRUMENTATION_NAME, _VERSION)
+        made = provider.get_tracer(INSTRUMENTATION_NAME, _VERSION)  # type: ignore[attr-defined]
     _tracing = (provider, made)
     return made
 
@@ -233,16 +263,17 @@ def tracer() -> Tracer | None:
 def instruments() -> Instruments | None:
     """templiqx's instruments, or ``None`` when no OpenTelemetry SDK meter provider is set."""
     global _metering
-    api = sys.modules.get("opentelemetry.metrics")
-    if api is None:
+    provider = _provider(
+        "opentelemetry.metrics._internal", "OTEL_PYTHON_METER_PROVIDER", "get_meter_provider"
+    )
+    if provider is None:
         return None
-    provider = api.get_meter_provider()
     cached = _metering
     if provider is cached[0]:
         return cached[1]
     made: Instruments | None = None
     if type(provider).__name__ not in _NO_PROVIDERS:
-        made = _create(provider.get_meter(INSTRUMENTATION_NAME, _VERSION))
+        made = _create(provider.get_meter(INSTRUMENTATION_NAME, _VERSION))  # type: ignore[attr-defined]
     _metering = (provider, made)
     return made
 
