@@ -169,7 +169,7 @@ def _codes(diagnostics: Sequence[_Coded]) -> list[str]:
 class OperationTrace:
     """The span and duration metric of one catalog operation (see :func:`operation`)."""
 
-    __slots__ = ("_instruments", "_name", "_span", "_started", "_token")
+    __slots__ = ("_instruments", "_name", "_span", "_started", "_versions")
 
     def __init__(
         self,
@@ -183,6 +183,7 @@ class OperationTrace:
         self._instruments = instruments
         self._started = time.perf_counter()
         self._span: Span | None = None
+        self._versions: dict[str, str] | None = None
         if tracer is not None:
             attributes: dict[str, Any] = {Attr.OPERATION: name}
             package = arguments.get("name" if name == "create_package" else "package")
@@ -209,12 +210,10 @@ class OperationTrace:
 
     def note_contract(self, contract_version: str, package_version: str | None) -> None:
         """The versions of the contract (and package) the operation loaded."""
-        span = self._span
-        if span is not None:
-            values = {Attr.CONTRACT_VERSION: contract_version}
+        if self._span is not None:  # set when the span ends, with the outcome
+            self._versions = {Attr.CONTRACT_VERSION: contract_version}
             if package_version is not None:
-                values[Attr.PACKAGE_VERSION] = package_version
-            span.set_attributes(values)
+                self._versions[Attr.PACKAGE_VERSION] = package_version
 
     def finish(self, envelope: OperationEnvelope) -> None:
         """End the span with the envelope's outcome and record the operation's metrics."""
@@ -222,6 +221,8 @@ class OperationTrace:
         span = self._span
         if span is not None:
             values: dict[str, Any] = {Attr.OK: envelope.ok}
+            if self._versions is not None:
+                values.update(self._versions)
             if envelope.diagnostics:
                 values[Attr.DIAGNOSTIC_CODES] = _codes(envelope.diagnostics)
             for key, value in envelope.fingerprints.items():
