@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -68,7 +69,10 @@ class McpPipe:
                 if left <= 0 or self.process.poll() is not None:
                     return None
                 self.arrived.wait(left)
-            return self.responses[request_id]
+            found = self.responses[request_id]
+        if "_raw" in found:
+            found = json.loads(found["_raw"])
+        return found
 
     def fds(self) -> int:
         return len(os.listdir(f"/proc/{self.process.pid}/fd"))
@@ -85,10 +89,20 @@ class McpPipe:
             return -9
 
 
+_LARGE = 1 << 20
+_HEAD = re.compile(rb'^\{"jsonrpc":"2\.0","id":(-?[0-9]+|"[^"\\]*"),"(?:result|error)":')
+
+
 def _read(pipe: McpPipe) -> None:
     assert pipe.process.stdout is not None
     for raw in pipe.process.stdout:
         pipe.raw.append(raw)
+        head = _HEAD.match(raw[:256]) if len(raw) > _LARGE else None
+        if head is not None:  # a large response: parsed when asked for, not on this thread
+            with pipe.arrived:
+                pipe.responses[json.loads(head.group(1))] = {"_raw": raw}
+                pipe.arrived.notify_all()
+            continue
         try:
             message = json.loads(raw)
         except ValueError:

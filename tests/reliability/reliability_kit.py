@@ -68,6 +68,16 @@ SUITES: dict[str, str] = {
     "R11": "CLI reads of huge and endless files; output errors; signing coverage and keys",
     "R12": "a million one-byte deltas: the envelope keeps a bounded prefix",
     "R13": "a 1.8 MB string in 450,000 deltas through the partial view",
+    "R14": "render fuel: work without output, component call trees, cancellation",
+    "R15": "the MCP wedge: 64 heavy render_contract calls cancelled",
+    "R16": "include fan-out under the include limit",
+    "R17": "parsing within the size limits: node-heavy documents",
+    "R18": "arguments under the byte limit but expensive; the event loop during the largest call",
+    "R19": "caches that count what they hold; long-running MCP memory",
+    "R20": "file reads of any extension: 1 GiB and 3 GiB partials, templates, artifacts",
+    "R21": "terminal escape injection through values, model output and diagnostics",
+    "R22": "what templiqx or the host vouches for, supplied by a caller",
+    "R23": "huge integers in every JSON input",
 }
 
 Comparison = Literal[">=", "<=", "=="]

@@ -106,7 +106,7 @@ def test_the_bombs_stay_under_every_other_limit() -> None:
     ):
         source = build()
         assert len(source.encode()) < limits.MAX_DOCUMENT_BYTES // 4
-        assert source.count("*s") * 2 < limits.MAX_EXPANDED_NODES // 100
+        assert source.count("*s") * 2 < limits.MAX_EXPANDED_NODES // 10
         assert len(TEXT) * source.count("*s") > 50 * limits.MAX_EXPANDED_BYTES  # ~1 GB expanded
 
 

@@ -10,8 +10,10 @@ from typing import Any
 import pytest
 
 from templiqx_application import (
+    AUTHORIZATION_KEY_ENV,
     TempliqxService,
     requires_authorized_context,
+    sign_authorized_context,
     validate_authorized_context,
 )
 from templiqx_application.authorized_context import parse_rfc3339
@@ -20,9 +22,16 @@ from templiqx_contracts import PackageManifest, fingerprint
 NOW = datetime(2027, 1, 1, tzinfo=UTC)
 KEY = "_templiqx_authorized_merge"
 POINTER = f"/context/{KEY}"
+HOST_KEY = b"host-authorization-key"
+
+
+@pytest.fixture(autouse=True)
+def _host_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(AUTHORIZATION_KEY_ENV, HOST_KEY.decode())
 
 
 def merge(**overrides: str) -> dict[str, Any]:
+    """A context the host issued (signed with its key), with ``overrides`` applied after."""
     fields = {
         "scope_id": "SYN-SCOPE-1",
         "policy_decision_id": "DEC-1",
@@ -32,14 +41,16 @@ def merge(**overrides: str) -> dict[str, Any]:
         "expires_at": "2099-12-31T23:59:59Z",
     }
     fields.update({k: v for k, v in overrides.items() if k != "fingerprint"})
-    fields["fingerprint"] = overrides.get("fingerprint", fingerprint(fields))
-    return fields
+    signed = sign_authorized_context(fields, HOST_KEY)
+    if "fingerprint" in overrides:
+        signed["fingerprint"] = overrides["fingerprint"]
+    return signed
 
 
-def check(value: Any) -> list[tuple[str, str, str]]:
+def check(value: Any, **options: Any) -> list[tuple[str, str, str]]:
     return [
         (d.code, d.json_pointer or "", d.message)
-        for d in validate_authorized_context({KEY: value}, NOW)
+        for d in validate_authorized_context({KEY: value}, NOW, **options)
     ]
 
 
@@ -92,6 +103,25 @@ def test_validation_failures(value: Any, code: str, suffix: str, fragment: str) 
     assert fragment in message
 
 
+def test_a_caller_cannot_mint_a_context_without_the_host_key() -> None:
+    """Issue #29: the reference's binding fingerprint is an unkeyed SHA-256 anyone can compute;
+    a context a caller passes must carry the host's HMAC."""
+    minted = merge(expires_at="2999-01-01T00:00:00Z")
+    unkeyed = {k: v for k, v in minted.items() if k != "fingerprint"}
+    minted["fingerprint"] = fingerprint(unkeyed)  # what the reference accepted
+    ((code, pointer, message),) = check(minted)
+    assert (code, pointer) == ("TQX_AUTHORIZED_CONTEXT_MISMATCH", POINTER + "/fingerprint")
+    assert "signature" in message
+    assert check(merge(), key=b"another host's key")[0][0] == "TQX_AUTHORIZED_CONTEXT_MISMATCH"
+    # without a key the host vouches for nothing, however well-formed the context is
+    ((code, pointer, message),) = check(merge(), key=None)
+    assert (code, pointer) == ("TQX_AUTHORIZED_CONTEXT_UNVERIFIED", POINTER + "/fingerprint")
+    assert AUTHORIZATION_KEY_ENV in message
+    # a package's own eval fixture may carry the reference's unkeyed binding
+    assert check(minted, key=None, package_data=True) == []
+    assert check(merge(), package_data=True) == []  # or the host's signature
+
+
 def test_missing_context() -> None:
     assert [d.code for d in validate_authorized_context({}, NOW)] == [
         "TQX_AUTHORIZED_CONTEXT_MISSING"
@@ -137,6 +167,7 @@ output_schema: {type: object}
     [
         ("true", {}, ["TQX_AUTHORIZED_CONTEXT_MISSING"]),
         ("true", {KEY: merge()}, []),
+        ("true", {KEY: merge(fingerprint="0" * 64)}, ["TQX_AUTHORIZED_CONTEXT_MISMATCH"]),
         ("false", {KEY: merge(fingerprint="stale")}, []),  # not required: never checked
         ("maybe", {KEY: merge()}, ["TQX_AUTHORIZED_CONTEXT_REQUIREMENT_INVALID"]),
     ],

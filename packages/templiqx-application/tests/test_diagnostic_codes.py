@@ -417,9 +417,18 @@ SCENARIOS: dict[str, Callable[[Kit], OperationEnvelope]] = {
     "TQX_AUTHORIZED_CONTEXT_EXPIRED": lambda kit: _authorized(
         kit, {"_templiqx_authorized_merge": _merge(expires_at="2026-12-01T00:00:00Z")}
     ),
-    "TQX_AUTHORIZED_CONTEXT_MISMATCH": lambda kit: _authorized(
-        kit, {"_templiqx_authorized_merge": _merge(fingerprint="x")}
-    ),
+    "TQX_AUTHORIZED_CONTEXT_MISMATCH": lambda kit: (
+        kit.monkeypatch.setenv("TEMPLIQX_AUTHORIZATION_KEY", "host"),
+        _authorized(kit, {"_templiqx_authorized_merge": _merge()}),  # an unkeyed fingerprint
+    )[1],
+    "TQX_AUTHORIZED_CONTEXT_UNVERIFIED": lambda kit: (
+        kit.monkeypatch.delenv("TEMPLIQX_AUTHORIZATION_KEY", raising=False),
+        _authorized(kit, {"_templiqx_authorized_merge": _merge()}),
+    )[1],
+    "TQX_CONTEXT_RESERVED": lambda kit: (
+        kit.package(),
+        kit.compile(context={"_templiqx_translations": {"en": {}}}),
+    )[1],
     # relayed from ports
     "TQX_NOT_FOUND": lambda kit: kit.service().inspect_contract("ghost", "c"),
     "TQX_CAS_CONFLICT": lambda kit: (

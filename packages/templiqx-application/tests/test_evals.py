@@ -12,8 +12,10 @@ import msgspec
 import pytest
 
 from templiqx_application import (
+    AUTHORIZATION_KEY_ENV,
     TempliqxService,
     authorized_context_fingerprint,
+    sign_authorized_context,
     validate_authorized_context,
 )
 from templiqx_contracts import (
@@ -291,17 +293,36 @@ def test_legal_authorized_context_binding_fingerprint(reference: Path) -> None:
     assert authorized_context_fingerprint(context) == LEGAL_BINDING
     assert context.fingerprint == LEGAL_BINDING
     merge = {"_templiqx_authorized_merge": msgspec.to_builtins(context)}
-    assert validate_authorized_context(merge, datetime(2027, 1, 1, tzinfo=UTC)) == []
+    now = datetime(2027, 1, 1, tzinfo=UTC)
+    # the reference's unkeyed binding verifies as package data (an eval fixture) only
+    assert validate_authorized_context(merge, now, key=None, package_data=True) == []
+    assert [d.code for d in validate_authorized_context(merge, now, key=b"host")] == [
+        "TQX_AUTHORIZED_CONTEXT_MISMATCH"
+    ]
 
 
 def test_legal_compile_requires_the_authorized_context(
-    reference: Path, make_service: Factory
+    reference: Path, make_service: Factory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     service = make_service(reference / "packages")
     request = decode_json(
         (reference / "packages/basenet-legal/evals/legal-extraction-request.json").read_bytes()
     )
     assert request["context"]["_templiqx_authorized_merge"]["fingerprint"] == LEGAL_BINDING
+    # A caller's context must carry the host's signature (issue #29); the reference's unkeyed
+    # binding is refused, and the same context signed by the host compiles to the same bytes.
+    unkeyed = service.compile_contract(
+        "basenet-legal",
+        "legal-matter-extraction",
+        inputs=request["inputs"],
+        context=request["context"],
+        capabilities=CAPS,
+    )
+    assert [d.code for d in unkeyed.diagnostics] == ["TQX_AUTHORIZED_CONTEXT_UNVERIFIED"]
+    monkeypatch.setenv(AUTHORIZATION_KEY_ENV, "legal-host-key")
+    request["context"]["_templiqx_authorized_merge"] = sign_authorized_context(
+        request["context"]["_templiqx_authorized_merge"], b"legal-host-key"
+    )
     compiled = service.compile_contract(
         "basenet-legal",
         "legal-matter-extraction",

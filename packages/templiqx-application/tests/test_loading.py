@@ -354,12 +354,17 @@ context:
         },
     )
     service = make_service(scratch_root)
-    dutch = service.render_contract(
+    forged = service.render_contract(
         "app",
         "app",
         context={"locale": "nl", "_templiqx_translations": {"nl": {"greeting.title": "X"}}},
         capabilities=CAPS,
     )
+    # the bundles are the package's: a caller's own is refused, never rendered (issue #29)
+    assert [(d.code, d.json_pointer) for d in forged.diagnostics] == [
+        ("TQX_CONTEXT_RESERVED", "/context/_templiqx_translations")
+    ]
+    dutch = service.render_contract("app", "app", context={"locale": "nl"}, capabilities=CAPS)
     assert dutch.ok, dutch.diagnostics
     assert [m.content for m in dutch.result] == ["Hallo"]
     assert _messages(service) == ["Hello"]

@@ -112,9 +112,9 @@ def test_the_cache_is_bounded_in_entries_and_bytes(root: Path) -> None:
     cache.put(other, other.source, manifest, ReadRecorder(store))
     assert len(cache) == 1
     assert cache.get("welcome", "onboarding-summary", loaded.source, manifest) is None
-    tiny = ContractCache(store, max_source_bytes=10)
+    tiny = ContractCache(store, max_bytes=10)
     tiny.put(loaded, loaded.source, manifest, ReadRecorder(store))
-    assert len(tiny) == 0, "a load larger than the byte bound is not kept"
+    assert len(tiny) == 0, "a load heavier than the bound is not kept"
 
 
 def test_a_source_with_a_lone_surrogate_is_refused_not_crashed_on(root: Path) -> None:

@@ -257,3 +257,41 @@ def test_an_unlisted_partial_of_a_pinned_dependency_is_not_covered(
     refused = service.compile_contract("app", "greet", capabilities=["text"])
     assert _coverage(refused) == [("TQX_PACKAGE_FILE_UNLISTED", "error", f"base/{PARTIAL_PATH}")]
     assert "not listed in the manifest of 'base'" in refused.diagnostics[0].message
+
+
+def test_a_strict_load_of_a_signed_package_refuses_a_tampered_listed_file(
+    scratch_root: Path, make_service: Factory, write_pkg: Writer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue #29: strict mode checked coverage at load, not signatures: a listed file changed
+    after signing compiled under TEMPLIQX_PACKAGE_STRICT=1."""
+    write_pkg(scratch_root, "app", contracts={"greet": contract()}, files={PARTIAL_PATH: PARTIAL})
+    root, service = scratch_root, make_service(scratch_root)
+    manifest_path = root / "app" / "templiqx.yaml"
+    manifest = yaml.safe_load(manifest_path.read_text())
+    manifest["components"] = [PARTIAL_PATH]
+    manifest_path.write_text(yaml.safe_dump(manifest, sort_keys=False))
+    _sign(service)
+    monkeypatch.setenv("TEMPLIQX_PACKAGE_STRICT", "1")
+    assert _rendered(service.compile_contract("app", "greet", capabilities=["text"])) == (
+        "Be kind and brief."
+    )
+    (root / "app" / PARTIAL_PATH).write_text(f'- {{kind: text, value: "{ATTACK}"}}\n')
+    refused = service.compile_contract("app", "greet", capabilities=["text"])
+    assert [(d.code, d.file) for d in refused.diagnostics] == [
+        ("TQX_PACKAGE_SIGNATURE_INVALID", "app/templiqx.yaml")
+    ]
+    assert ATTACK not in json.dumps(refused.to_builtins())
+    # the contract itself, tampered, is refused the same way
+    (root / "app" / PARTIAL_PATH).write_text(PARTIAL)
+    assert service.compile_contract("app", "greet", capabilities=["text"]).ok
+    contract_path = root / "app" / "contracts" / "greet.yaml"
+    contract_path.write_text(contract_path.read_text() + "# edited after signing\n")
+    refused = service.compile_contract("app", "greet", capabilities=["text"])
+    assert [d.code for d in refused.diagnostics] == ["TQX_PACKAGE_SIGNATURE_INVALID"]
+    # without the key a strict load cannot trust the signatures either
+    monkeypatch.delenv("TEMPLIQX_PACKAGE_SIGNING_KEY")
+    contract_path.write_text(contract_path.read_text().replace("# edited after signing\n", ""))
+    refused = service.compile_contract("app", "greet", capabilities=["text"])
+    assert [d.code for d in refused.diagnostics] == ["TQX_PACKAGE_SIGNATURE_UNVERIFIED"]
+    monkeypatch.delenv("TEMPLIQX_PACKAGE_STRICT")
+    assert service.compile_contract("app", "greet", capabilities=["text"]).ok  # lenient mode

@@ -108,3 +108,55 @@ def test_any_valid_document_reads_alike_on_both_paths(value: Any) -> None:
     plain = decode_json(f"[{text}, {_MSGSPEC_PATH}]")
     exact = decode_json(f"[{text}, {_EXACT_PATH}]")
     assert plain[0] == exact[0] == value
+
+
+# --- counting values before decoding (issue #29) ---------------------------------------------
+
+import json as _json  # noqa: E402
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from templiqx_contracts import json_node_estimate  # noqa: E402
+from templiqx_contracts import json_value as _json_value  # noqa: E402
+
+_TRICKY = st.text(alphabet=',:[]{}"\\ab\n\u00e9\U0001f600', max_size=12)
+_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers(-5, 5) | _TRICKY,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_TRICKY, inner, max_size=4),
+    max_leaves=30,
+)
+
+
+def _values_and_keys(value: object) -> int:
+    if isinstance(value, dict):
+        return 1 + sum(1 + _values_and_keys(item) for item in value.values())
+    if isinstance(value, list):
+        return 1 + sum(_values_and_keys(item) for item in value)
+    return 1
+
+
+@settings(max_examples=300, deadline=None)
+@given(_VALUES, st.integers(1, 9))
+def test_the_estimate_counts_outside_strings_in_any_chunking(value: object, chunk: int) -> None:
+    text = _json.dumps(value)
+    exact = 1 + _json_value._punctuation(_json_value._STRING.sub(b"", text.encode()))
+    original = _json_value._CHUNK
+    _json_value._CHUNK = chunk
+    try:
+        assert json_node_estimate(text, 0) == exact  # limit 0: always the exact count
+    finally:
+        _json_value._CHUNK = original
+    # values and keys, give or take one per container
+    containers = text.count("{") + text.count("[")  # an upper bound (strings may hold some)
+    assert abs(exact - _values_and_keys(value)) <= containers + 1
+
+
+def test_a_document_with_too_many_values_is_refused_before_decoding() -> None:
+    many = "[" + ",".join(["{}"] * 1000) + "]"
+    assert json_node_estimate(many, 10) == 1001  # the list and its thousand maps
+    with pytest.raises(JSONDecodeError, match="MAX_ARGUMENT_NODES"):
+        decode_json(many, max_nodes=1000)
+    assert len(decode_json(many, max_nodes=1001)) == 1000
+    text = _json.dumps({"csv": ",".join(["x"] * 5000)})  # punctuation inside a string
+    assert json_node_estimate(text, 100) == 2

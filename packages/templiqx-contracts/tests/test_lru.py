@@ -82,3 +82,45 @@ def test_concurrent_use_keeps_the_bounds() -> None:
         thread.join()
     assert len(cache) <= 8
     assert cache.weight <= 100
+
+
+def test_every_cache_of_the_process_shares_one_ceiling() -> None:
+    import gc
+
+    from templiqx_contracts.lru import _BUDGET, cache_ceiling, cached_bytes, set_cache_ceiling
+
+    gc.collect()  # the caches of earlier tests, and the modules' caches: emptied, so that the
+    for cache in list(_BUDGET.caches):  # two below are the only ones holding anything
+        cache.clear()
+    first: LRU[str, str] = LRU(100, weigh=len)
+    second: LRU[str, str] = LRU(100, weigh=len)
+    baseline = cached_bytes()
+    try:
+        set_cache_ceiling(baseline + 1000)
+        assert cache_ceiling() == baseline + 1000
+        first.put("a", "x" * 700)
+        second.put("b", "y" * 200)
+        assert cached_bytes() == baseline + 900
+        second.put("c", "z" * 200)  # 1,100 > 1,000: the heaviest cache gives up its oldest
+        assert "a" not in first
+        assert ("b" in second, "c" in second) == (True, True)
+        assert cached_bytes() == baseline + 400
+        second.put("d", "w" * 2000)  # heavier than the whole ceiling: never kept
+        assert "d" not in second
+        set_cache_ceiling(0)  # caching off: everything goes
+        assert (len(first), len(second)) == (0, 0)
+        first.put("e", "v")
+        assert "e" not in first
+    finally:
+        set_cache_ceiling(None)
+    assert cached_bytes() == baseline
+
+
+def test_value_shape_counts_values_and_text() -> None:
+    from templiqx_contracts.lru import validator_weight, value_shape
+
+    assert value_shape({"a": [1, "xyz"]}) == (5, 4)  # the map, its key, the list, 1, "xyz"
+    assert value_shape("") == (1, 0)
+    # an enum of objects weighs far more than its encoded size (jsonschema-rs holds ~150x)
+    schema = {"enum": [{"k": index} for index in range(100)]}
+    assert validator_weight(schema) > 100 * len(str(schema))

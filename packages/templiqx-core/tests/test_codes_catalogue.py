@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,14 @@ from templiqx_core import (
     validate_tool_answer,
     validate_values,
 )
+from templiqx_core.fuel import Fuel
+
+
+def _cancelled() -> threading.Event:
+    token = threading.Event()
+    token.set()
+    return token
+
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "templiqx_core"
 # The codes of the tool-call answer rule live beside the rule, in the bottom layer.
@@ -84,9 +93,13 @@ def output(schema: Any) -> list[Diagnostic]:
 
 
 def render(
-    node: dict[str, Any], request: RenderRequest | None = None, **more: Any
+    node: dict[str, Any],
+    request: RenderRequest | None = None,
+    *,
+    fuel: Fuel | None = None,
+    **more: Any,
 ) -> list[Diagnostic]:
-    messages, diagnostics = render_messages(content(node, **more), request or RenderRequest())
+    messages, diagnostics = render_messages(content(node, **more), request or RenderRequest(), fuel)
     assert messages is None
     return diagnostics
 
@@ -446,6 +459,43 @@ SCENARIOS: list[Scenario] = [
             }
         ),
     ),
+    (
+        "TQX_FUEL_EXHAUSTED",
+        "",
+        lambda: render(
+            {
+                "kind": "for_each",
+                "collection": ref("inputs.xs"),
+                "item": "x",
+                "body": [
+                    {"kind": "for_each", "collection": ref("inputs.xs"), "item": "y", "body": []}
+                ],
+            },
+            RenderRequest(inputs={"xs": list(range(1100))}),
+        ),
+    ),
+    (
+        "TQX_FUEL_EXHAUSTED",
+        "/messages/0/content",
+        lambda: validate_contract(
+            content(
+                {
+                    "kind": "for_each",
+                    "collection": lit(list(range(1001))),
+                    "item": "x",
+                    "body": [
+                        {
+                            "kind": "for_each",
+                            "collection": lit(list(range(1000))),
+                            "item": "y",
+                            "body": [],
+                        }
+                    ],
+                }
+            )
+        ),
+    ),
+    ("TQX_CANCELLED", "", lambda: render(TEXT, fuel=Fuel(cancel=_cancelled()))),
     # tools
     ("TQX_TOOL_NAME_INVALID", "/tools/0/name", lambda: validate_contract(tooled(tool(name="a b")))),
     (

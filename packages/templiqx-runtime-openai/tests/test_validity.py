@@ -76,15 +76,16 @@ def test_the_schema_cache_is_keyed_by_digest_and_bounded_by_bytes(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Issue #18's rule for caches: a key is the schema's 32-byte SHA-256 digest (the cache
-    never holds a schema), each entry weighs the schema's encoded size, and one larger than the
-    byte bound alone is checked without being kept (eviction itself: the LRU's own tests)."""
+    never holds a schema), each entry weighs what its validator is estimated to hold (issue #29:
+    ``validator_weight``, not the schema's encoded size), and one heavier than the bound alone is
+    checked without being kept (eviction itself: the LRU's own tests)."""
     import msgspec
 
-    from templiqx_contracts import LRU, digest_key
+    from templiqx_contracts import LRU, digest_key, validator_weight
     from templiqx_runtime_openai.validity import _CACHE_BYTES, _CACHE_SIZE
 
     assert (_CACHE_SIZE, _CACHE_BYTES) == (256, 16 * 1024 * 1024)
-    cache: LRU[bytes, Any] = LRU(_CACHE_SIZE, max_weight=20_000, weigh=lambda entry: entry[1])
+    cache: LRU[bytes, Any] = LRU(_CACHE_SIZE, max_weight=100_000, weigh=lambda entry: entry[1])
     monkeypatch.setattr("templiqx_runtime_openai.validity._cache", cache)
     schema = {"enum": [f"{j}-" * 10 for j in range(100)]}
     encoded = msgspec.msgpack.encode(schema)
@@ -92,8 +93,8 @@ def test_the_schema_cache_is_keyed_by_digest_and_bounded_by_bytes(
     assert not output_schema_valid(schema, "nope")
     assert len(cache) == 1
     assert digest_key(encoded) in cache
-    assert cache.weight == len(encoded)
-    huge = {"enum": ["x" * 30_000]}
-    assert output_schema_valid(huge, "x" * 30_000)
+    assert cache.weight == validator_weight(schema) > 20 * len(encoded)
+    huge = {"enum": ["x" * 60_000]}
+    assert output_schema_valid(huge, "x" * 60_000)
     assert digest_key(msgspec.msgpack.encode(huge)) not in cache
     assert len(cache) == 1

@@ -17,16 +17,20 @@ import importlib
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing
 if TYPE_CHECKING:
     from templiqx_application.authorized_context import (
+        AUTHORIZATION_KEY_ENV,
         AUTHORIZED_MERGE_KEY,
         Clock,
         authorized_context_fingerprint,
+        authorized_context_signature,
         requires_authorized_context,
+        sign_authorized_context,
         validate_authorized_context,
     )
     from templiqx_application.catalog import (
         CATALOG,
         MAX_ARGUMENT_BYTES,
         MAX_ARGUMENT_DEPTH,
+        MAX_ARGUMENT_NODES,
         OPERATION_NAMES,
         OperationSpec,
         ParameterSpec,
@@ -61,6 +65,7 @@ __version__ = "0.2.0"
 
 __all__ = [
     "APPLICATION_CODES",
+    "AUTHORIZATION_KEY_ENV",
     "AUTHORIZED_MERGE_KEY",
     "BATCH_CODES",
     "CANCEL_GRACE_S",
@@ -72,6 +77,7 @@ __all__ = [
     "FAKE_RUNTIME_DESCRIPTOR",
     "MAX_ARGUMENT_BYTES",
     "MAX_ARGUMENT_DEPTH",
+    "MAX_ARGUMENT_NODES",
     "OPERATION_NAMES",
     "PORT_CODES",
     "SIGNING_KEY_ENV",
@@ -90,11 +96,13 @@ __all__ = [
     "TempliqxService",
     "__version__",
     "authorized_context_fingerprint",
+    "authorized_context_signature",
     "bind_arguments",
     "create_fake_runtime",
     "fix_hint",
     "operation_spec",
     "requires_authorized_context",
+    "sign_authorized_context",
     "signature_value",
     "validate_authorized_context",
 ]
@@ -103,16 +111,20 @@ __all__ = [
 if not TYPE_CHECKING:  # type checkers see the imports above, and no module __getattr__
     _LAZY = {
         "templiqx_application.authorized_context": (
+            "AUTHORIZATION_KEY_ENV",
             "AUTHORIZED_MERGE_KEY",
             "Clock",
             "authorized_context_fingerprint",
+            "authorized_context_signature",
             "requires_authorized_context",
+            "sign_authorized_context",
             "validate_authorized_context",
         ),
         "templiqx_application.catalog": (
             "CATALOG",
             "MAX_ARGUMENT_BYTES",
             "MAX_ARGUMENT_DEPTH",
+            "MAX_ARGUMENT_NODES",
             "OPERATION_NAMES",
             "OperationSpec",
             "ParameterSpec",

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from templiqx_application import execution, observability
 from templiqx_application.call_arguments import (
     EXECUTE_SPEC,
+    cancelled_envelope,
     compile_like_arguments,
     internal_failure,
     render_request,
@@ -27,6 +28,7 @@ from templiqx_application.call_arguments import (
 from templiqx_application.catalog import OperationSpec, bind_arguments
 from templiqx_application.context import ServiceContext, envelope
 from templiqx_contracts import OperationEnvelope, RenderRequest
+from templiqx_core.fuel import CallCancelledError, Fuel
 from templiqx_ports import CancelToken, StreamSink
 
 if TYPE_CHECKING:
@@ -49,9 +51,15 @@ class AsyncOperations:
     """Mixed into :class:`~templiqx_application.TempliqxService` (which provides the rest)."""
 
     if TYPE_CHECKING:
+        from contextlib import AbstractContextManager
+
         _ctx: ServiceContext
         _pool: WorkerPool
         _limits: StreamLimits
+
+        def _metered(self, cancel: CancelToken | None) -> AbstractContextManager[Fuel]: ...
+
+        def _cpu_bound(self, fuel: Fuel) -> AbstractContextManager[None]: ...
 
         def _operation(
             self, name: object
@@ -59,26 +67,36 @@ class AsyncOperations:
 
         def _call(self, name: object, arguments: Any) -> OperationEnvelope: ...
 
-        def invoke_bound(self, name: str, bound: Mapping[str, Any]) -> OperationEnvelope: ...
+        def invoke_bound(
+            self, name: str, bound: Mapping[str, Any], *, cancel: CancelToken | None = None
+        ) -> OperationEnvelope: ...
 
     # --- preparing a streamed execution -----------------------------------------------------
 
-    def _prepare(self, bound: Mapping[str, Any]) -> execution.Execution | OperationEnvelope:
-        """Everything of an ``execute_contract`` before the runtime call (bound arguments)."""
+    def _prepare(
+        self, bound: Mapping[str, Any], cancel: CancelToken | None = None, *, stream: bool = True
+    ) -> execution.Execution | OperationEnvelope:
+        """Everything of an ``execute_contract`` before the runtime call (bound arguments),
+        on the call's fuel budget, cancelled by ``cancel`` and by the worker pool's token."""
         try:
-            return execution.prepare_execution(
-                self._ctx,
-                self._ctx.runtime,
-                bound["package"],
-                bound["contract"],
-                render_request(bound["inputs"], bound["context"]),
-                bound["capabilities"],
-                fixture_output=bound["fixture_output"],
-            )
+            with self._metered(cancel) as fuel, self._cpu_bound(fuel):
+                return execution.prepare_execution(
+                    self._ctx,
+                    self._ctx.runtime,
+                    bound["package"],
+                    bound["contract"],
+                    render_request(bound["inputs"], bound["context"]),
+                    bound["capabilities"],
+                    fixture_output=bound["fixture_output"],
+                )
+        except CallCancelledError as exc:
+            return cancelled_envelope("execute_contract", exc, stream=stream)
         except Exception as exc:  # the service never raises
             return internal_failure("execute_contract", exc)
 
-    def _preparer(self, arguments: dict[str, Any] | OperationEnvelope) -> stream_runs.Prepare:
+    def _preparer(
+        self, arguments: dict[str, Any] | OperationEnvelope, cancel: CancelToken | None
+    ) -> stream_runs.Prepare:
         """Bind ``execute_contract`` arguments, then prepare (run when a stream opens)."""
 
         def prepare() -> execution.Execution | OperationEnvelope:
@@ -87,7 +105,7 @@ class AsyncOperations:
             bound, diagnostics = bind_arguments(EXECUTE_SPEC, arguments)
             if diagnostics:
                 return envelope("execute_contract", diagnostics=diagnostics)
-            return self._prepare(bound)
+            return self._prepare(bound, cancel)
 
         return prepare
 
@@ -126,7 +144,7 @@ class AsyncOperations:
             {"fixture_output": fixture_output},
         )
         return ContractStream(
-            self._preparer(arguments),
+            self._preparer(arguments, cancel),
             self._pool,
             self._limits,
             cancel,
@@ -163,7 +181,7 @@ class AsyncOperations:
             {"fixture_output": fixture_output},
         )
         return AsyncContractStream(
-            self._preparer(arguments),
+            self._preparer(arguments, cancel),
             self._pool,
             self._limits,
             cancel,
@@ -192,7 +210,8 @@ class AsyncOperations:
         given: Any = {} if arguments is None else arguments
         if not isinstance(given, Mapping):
             return await self._pool.run(lambda: self._call(name, given))
-        bound, diagnostics = bind_arguments(spec, given)
+        # Checking a large argument walks every value: never on the event loop.
+        bound, diagnostics = await self._pool.run(lambda: bind_arguments(spec, given))
         if diagnostics:
             return envelope(spec.name, diagnostics=diagnostics)
         return await self.ainvoke_bound(spec.name, bound, sink=sink, cancel=cancel)
@@ -207,18 +226,21 @@ class AsyncOperations:
     ) -> OperationEnvelope:
         """The awaitable :meth:`invoke_bound` (see :meth:`ainvoke`)."""
         if name != "execute_contract":
-            return await self._pool.run(lambda: self.invoke_bound(name, bound))
+            # A cancelled task sets the pool's token for the work: the call stops as its fuel
+            # is drawn instead of running to the end on a thread nobody waits for.
+            return await self._pool.run(lambda: self.invoke_bound(name, bound, cancel=cancel))
         from templiqx_application import stream_runs
 
         arguments = dict(bound)
         traced = observability.operation(name, arguments)  # None unless a host set up OTel
+        streamed = arguments.get("stream") is True
         with observability.active(traced):
             try:
                 result = await stream_runs.aexecute(
-                    lambda: self._prepare(arguments),
+                    lambda: self._prepare(arguments, cancel, stream=streamed),
                     self._pool,
                     self._limits,
-                    stream=arguments.get("stream") is True,
+                    stream=streamed,
                     sink=sink,
                     cancel=cancel,
                 )

@@ -14,10 +14,12 @@ from typing import Any
 from templiqx_application.catalog import CATALOG
 from templiqx_application.context import envelope
 from templiqx_application.diagnostics import error
-from templiqx_contracts import OperationEnvelope, RenderRequest
+from templiqx_contracts import Failed, OperationEnvelope, RenderRequest, StreamEvent
+from templiqx_core.fuel import CallCancelledError
 
 __all__ = [
     "EXECUTE_SPEC",
+    "cancelled_envelope",
     "compile_like_arguments",
     "given",
     "internal_failure",
@@ -48,6 +50,21 @@ def internal_failure(name: str, exc: Exception) -> OperationEnvelope:
             )
         ],
     )
+
+
+def cancelled_envelope(name: str, exc: CallCancelledError, *, stream: bool) -> OperationEnvelope:
+    """The envelope of a call whose cancel token was set while it worked: ``TQX_CANCELLED``,
+    or for an execution (which had not reached its runtime) ``TQX_RUNTIME_CANCELLED`` with its
+    ``Failed`` event when it streams, as every cancelled execution ends."""
+    if name != "execute_contract":
+        return envelope(name, diagnostics=[exc.diagnostic])
+    failure = error(
+        "TQX_RUNTIME_CANCELLED", "execution was cancelled before the runtime was called"
+    )
+    events: list[StreamEvent] | None = (
+        [Failed(code=failure.code, message=failure.message)] if stream else None
+    )
+    return envelope(name, diagnostics=[failure], stream_events=events)
 
 
 def compile_like_arguments(

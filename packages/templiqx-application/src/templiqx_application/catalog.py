@@ -19,9 +19,12 @@ no other parameter accepts ``null`` except ``json`` ones, for which ``null`` is 
 
 :func:`bind_arguments` checks a mapping of arguments against a spec strictly: unknown names,
 missing required ones and values of the wrong type each yield one diagnostic whose pointer
-names the argument (``/<name>``). Two limits keep every call cheap to check and to serve: an
-argument may be at most :data:`MAX_ARGUMENT_BYTES` long as UTF-8 JSON text and nest at most
-:data:`MAX_ARGUMENT_DEPTH` levels deep; beyond either it is refused before any work is done.
+names the argument (``/<name>``). Three limits keep every call cheap to check and to serve: an
+argument may be at most :data:`MAX_ARGUMENT_BYTES` long as UTF-8 JSON text, hold at most
+:data:`MAX_ARGUMENT_NODES` values and object keys, and nest at most :data:`MAX_ARGUMENT_DEPTH`
+levels deep; beyond any of them it is refused before any work is done. (Eight megabytes of
+``[{}, {}, ...]`` are 2.8 million values: hundreds of MiB and seconds to decode, copy and
+check, where eight megabytes of text cost eight.)
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ __all__ = [
     "CATALOG",
     "MAX_ARGUMENT_BYTES",
     "MAX_ARGUMENT_DEPTH",
+    "MAX_ARGUMENT_NODES",
     "OPERATION_NAMES",
     "OperationSpec",
     "ParameterSpec",
@@ -56,6 +60,12 @@ MAX_ARGUMENT_BYTES: Final = MAX_DOCUMENT_BYTES
 
 MAX_ARGUMENT_DEPTH: Final = 256
 """Deepest nesting of objects and arrays inside one argument."""
+
+MAX_ARGUMENT_NODES: Final = 200_000
+"""Most values and object keys one argument may hold (every nested value and key counted).
+
+Surfaces that decode JSON text refuse a larger document before decoding it
+(:func:`~templiqx_contracts.json_node_estimate`)."""
 
 
 class ParameterSpec(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, frozen=True):
@@ -430,18 +440,29 @@ class _TooLargeError(Exception):
     """The argument exceeds :data:`MAX_ARGUMENT_BYTES`; raised to stop walking it."""
 
 
-class _Size:
-    """The running JSON size of one argument (an estimate that never undercounts text)."""
+class _TooManyError(Exception):
+    """The argument exceeds :data:`MAX_ARGUMENT_NODES`; raised to stop walking it."""
 
-    __slots__ = ("total",)
+
+class _Size:
+    """The running JSON size of one argument (an estimate that never undercounts text), and
+    how many values and keys it holds."""
+
+    __slots__ = ("nodes", "total")
 
     def __init__(self) -> None:
         self.total = 0
+        self.nodes = 0
 
     def add(self, amount: int) -> None:
         self.total += amount
         if self.total > MAX_ARGUMENT_BYTES:
             raise _TooLargeError
+
+    def node(self) -> None:
+        self.nodes += 1
+        if self.nodes > MAX_ARGUMENT_NODES:
+            raise _TooManyError
 
     def text(self, value: str) -> None:
         # ASCII strings know they are ASCII in O(1); others are measured as UTF-8.
@@ -462,6 +483,7 @@ def _json_problem(value: Any, where: str, size: _Size, depth: int = 0) -> str | 
             f"{_short(where)} is nested more than {MAX_ARGUMENT_DEPTH} levels deep "
             "(MAX_ARGUMENT_DEPTH); flatten the value"
         )
+    size.node()
     if value is None or isinstance(value, bool):
         size.add(5)
         return None
@@ -489,6 +511,7 @@ def _json_problem(value: Any, where: str, size: _Size, depth: int = 0) -> str | 
         for key, item in value.items():
             if not isinstance(key, str):
                 return f"{_short(where)} has a non-string key {_short(repr(key))}"
+            size.node()
             size.text(key)
             size.add(2)
             problem = _json_problem(item, f"{where}/{_escape(key)}", size, depth + 1)
@@ -533,6 +556,11 @@ def _check(parameter: ParameterSpec, value: Any) -> tuple[Any, str | None]:
         return _check_value(parameter, value)
     except _TooLargeError:
         return None, _too_large(parameter)
+    except _TooManyError:
+        return None, (
+            f"argument '{parameter.name}' holds more than {MAX_ARGUMENT_NODES} values and keys "
+            "(MAX_ARGUMENT_NODES); pass fewer, larger values"
+        )
 
 
 def _check_value(parameter: ParameterSpec, value: Any) -> tuple[Any, str | None]:

@@ -21,7 +21,8 @@ APPLICATION_CODES: dict[str, str] = {
     "TQX_ARGUMENT_MISSING": "Pass the required argument named by the pointer.",
     "TQX_ARGUMENT_INVALID": "Pass a value of the parameter's catalog type (string, boolean, "
     "string list, JSON object or JSON value; numbers must be finite), at most "
-    "MAX_ARGUMENT_BYTES (8 MiB) of JSON nested at most MAX_ARGUMENT_DEPTH (256) levels.",
+    "MAX_ARGUMENT_BYTES (8 MiB) of JSON holding at most MAX_ARGUMENT_NODES (200,000) values and "
+    "keys, nested at most MAX_ARGUMENT_DEPTH (256) levels.",
     "TQX_INTERNAL": "An unexpected error inside the service or an adapter; report it with the "
     "operation and arguments that caused it.",
     # --- packages --------------------------------------------------------------------------
@@ -80,8 +81,14 @@ APPLICATION_CODES: dict[str, str] = {
     "issued before now and before expiry.",
     "TQX_AUTHORIZED_CONTEXT_REDACTED": "Pass a non-blank scope_id.",
     "TQX_AUTHORIZED_CONTEXT_EXPIRED": "Obtain a fresh authorized context from the host.",
-    "TQX_AUTHORIZED_CONTEXT_MISMATCH": "The fingerprint must be the canonical fingerprint of the "
-    "six other fields; obtain the context from the host unchanged.",
+    "TQX_AUTHORIZED_CONTEXT_MISMATCH": "The fingerprint must be the host's signature (HMAC-SHA256 "
+    "under TEMPLIQX_AUTHORIZATION_KEY) of the six other fields; obtain the context from the "
+    "host unchanged.",
+    "TQX_AUTHORIZED_CONTEXT_UNVERIFIED": "Set TEMPLIQX_AUTHORIZATION_KEY on the host that serves "
+    "the package, and issue contexts signed with it (sign_authorized_context).",
+    "TQX_CONTEXT_RESERVED": "Remove the `_templiqx_*` key from the context: templiqx fills those "
+    "itself (translation bundles from the package); only `_templiqx_authorized_merge`, signed "
+    "by the host, comes from a caller.",
 }
 
 PORT_CODES: dict[str, str] = {

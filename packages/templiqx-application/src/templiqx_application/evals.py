@@ -47,6 +47,7 @@ def run_fixture(
         fixture_output=fixture.fake_output,
         stream=False,
         loaded=loaded,
+        package_data=True,  # the package's own fixture: not a caller's context
     )
     return TestCaseResult(
         contract_id=contract_id,

@@ -1,7 +1,9 @@
 """compile_contract, render_contract and execute_contract.
 
-Compiling runs the load pipeline, injects translation bundles, checks the authorized merge
-context when the package requires one, then asks the core to validate and compile. Executing
+Compiling runs the load pipeline, refuses what a caller may not supply (``_templiqx_*`` context
+keys are templiqx's: only ``_templiqx_authorized_merge`` comes from outside, and it must carry
+the host's signature), injects translation bundles, checks the authorized merge context when the
+package requires one, then asks the core to validate and compile. Executing
 also checks the runtime's capabilities before calling it, runs it (streaming or not), and
 re-checks the output against the contract's output schema whatever the runtime claimed.
 
@@ -15,11 +17,13 @@ one ``Failed`` whose code is the diagnostic's.
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import Any
 
 from templiqx_application import observability
 from templiqx_application.authorized_context import (
+    AUTHORIZED_MERGE_KEY,
     requires_authorized_context,
     validate_authorized_context,
 )
@@ -55,6 +59,7 @@ from templiqx_contracts import (
     has_errors,
 )
 from templiqx_core import compile_interaction, validate_tool_answer
+from templiqx_core.fuel import CallCancelledError
 from templiqx_ports import (
     CancelToken,
     EventOrderError,
@@ -86,6 +91,30 @@ __all__ = [
 ]
 
 
+RESERVED_CONTEXT_PREFIX = "_templiqx_"
+
+
+def reserved_context_problems(request: RenderRequest) -> list[Diagnostic]:
+    """``TQX_CONTEXT_RESERVED`` for each ``_templiqx_*`` context key a caller may not pass.
+
+    Those keys are what templiqx or the host vouches for (translation bundles the package
+    lists, ...): from a caller they would rewrite a signed prompt (issue #29: a caller's
+    ``_templiqx_translations`` was rendered by ``translate`` into the system message of a
+    strictly verified package). The one a caller carries is the host-signed
+    ``_templiqx_authorized_merge``.
+    """
+    return [
+        error(
+            "TQX_CONTEXT_RESERVED",
+            f"context key {key[:80]!r} is reserved for templiqx and the host; a caller may pass "
+            f"only {AUTHORIZED_MERGE_KEY!r} among the {RESERVED_CONTEXT_PREFIX}* keys",
+            f"/context/{key[:80]}",
+        )
+        for key in sorted(request.context)
+        if key.startswith(RESERVED_CONTEXT_PREFIX) and key != AUTHORIZED_MERGE_KEY
+    ]
+
+
 def prepare_interaction(
     ctx: ServiceContext,
     package: str,
@@ -94,16 +123,21 @@ def prepare_interaction(
     capabilities: list[str],
     *,
     loaded: LoadedContract | None = None,
+    package_data: bool = False,
 ) -> tuple[CompiledInteraction | None, list[Diagnostic]]:
     """Load, enrich and compile; the interaction, or the diagnostics that stopped it.
 
     ``loaded`` is the outcome of an earlier ``ctx.loader`` load of the contract when the caller
     has one (evals run several fixtures of one load); nothing later changes a loaded contract.
-    The manifest the load read is the one the interaction is enriched from. Each call counts
-    as one compilation in the telemetry (:func:`~templiqx_application.observability.compiled`).
+    The manifest the load read is the one the interaction is enriched from. Raises
+    :class:`~templiqx_core.fuel.CallCancelledError` when the call's cancel token is set while
+    it works (the service turns that into the cancelled call's envelope). ``package_data``: the
+    request is the package's own eval fixture, not a caller's (it may carry reserved keys and
+    the reference's unkeyed authorization binding). Each call counts as one compilation in the
+    telemetry (:func:`~templiqx_application.observability.compiled`).
     """
     interaction, diagnostics, package_version = _prepare_interaction(
-        ctx, package, contract_id, request, capabilities, loaded
+        ctx, package, contract_id, request, capabilities, loaded, package_data
     )
     observability.compiled(interaction, diagnostics, package_version)
     return interaction, diagnostics
@@ -116,7 +150,12 @@ def _prepare_interaction(
     request: RenderRequest,
     capabilities: list[str],
     loaded: LoadedContract | None,
+    package_data: bool,
 ) -> tuple[CompiledInteraction | None, list[Diagnostic], str | None]:
+    if not package_data:
+        reserved = reserved_context_problems(request)
+        if reserved:
+            return None, reserved, None
     if loaded is None:
         loaded = ctx.loader.load(package, contract_id)
     if loaded.contract is None:
@@ -135,10 +174,14 @@ def _prepare_interaction(
     if diagnostics:
         return None, diagnostics, version
     if required:
-        diagnostics = validate_authorized_context(enriched.context, ctx.clock())
+        diagnostics = validate_authorized_context(
+            enriched.context, ctx.clock(), package_data=package_data
+        )
         if diagnostics:
             return None, diagnostics, version
     interaction, diagnostics = compile_interaction(loaded.contract, enriched, capabilities)
+    if any(d.code == "TQX_CANCELLED" for d in diagnostics):
+        raise CallCancelledError  # the call ends as a cancelled call, whatever it was
     diagnostics = address(diagnostics, package, contract_id, source=loaded.source)
     if interaction is None or has_errors(diagnostics):
         return None, diagnostics, version
@@ -204,6 +247,7 @@ def prepare_execution(
     fixture_output: Any,
     operation: str = "execute_contract",
     loaded: LoadedContract | None = None,
+    package_data: bool = False,
 ) -> Execution | OperationEnvelope:
     """Everything before the runtime call; the envelope refusing it when it must not happen.
 
@@ -212,7 +256,7 @@ def prepare_execution(
     descriptor = runtime.descriptor()
     offered_list = list(descriptor.capabilities) if capabilities is None else capabilities
     interaction, diagnostics = prepare_interaction(
-        ctx, package, contract, request, offered_list, loaded=loaded
+        ctx, package, contract, request, offered_list, loaded=loaded, package_data=package_data
     )
     if interaction is None:
         return envelope(operation, diagnostics=diagnostics)
@@ -332,22 +376,28 @@ def execute_contract(
     operation: str = "execute_contract",
     loaded: LoadedContract | None = None,
     limits: StreamLimits = DEFAULT_STREAM_LIMITS,
+    package_data: bool = False,
+    preparing: AbstractContextManager[Any] | None = None,
 ) -> OperationEnvelope:
     """Run one interaction on ``runtime``, blocking; fingerprints ``request`` and ``output``.
 
-    ``loaded``: the contract's load, when already done (see :func:`prepare_interaction`).
+    ``loaded``: the contract's load, when already done; ``package_data``: the request is the
+    package's own eval fixture (see :func:`prepare_interaction`); ``preparing``: entered around
+    the preparation only (the service's CPU slot), never around the runtime call.
     """
-    prepared = prepare_execution(
-        ctx,
-        runtime,
-        package,
-        contract,
-        request,
-        capabilities,
-        fixture_output=fixture_output,
-        operation=operation,
-        loaded=loaded,
-    )
+    with preparing if preparing is not None else nullcontext():
+        prepared = prepare_execution(
+            ctx,
+            runtime,
+            package,
+            contract,
+            request,
+            capabilities,
+            fixture_output=fixture_output,
+            operation=operation,
+            loaded=loaded,
+            package_data=package_data,
+        )
     if isinstance(prepared, OperationEnvelope):
         return prepared
     if cancel is not None and cancel.is_set():

@@ -6,6 +6,13 @@ expansion stack is fresh for every message and every component, so the same part
 included twice side by side, but never inside itself. ``when`` branches and ``for_each`` bodies
 are expanded too; ``component`` nodes are not (component bodies are expanded on their own).
 
+Expansion is bounded by what it produces, not only by how many includes it follows: the
+expanded content of one contract (messages and components together) holds at most
+:data:`MAX_SPLICED_NODES` nodes, and every node it produces draws a step of the call's render
+fuel (:mod:`templiqx_core.fuel`), so a contract including a partial 99 times that includes
+another 100 times (under :data:`MAX_INCLUDE_EXPANSIONS`) is refused in milliseconds instead of
+building hundreds of thousands of nodes.
+
 Every include is checked against what the package's signatures cover
 (:mod:`templiqx_application.coverage`) before the partial is read: in strict mode an uncovered
 partial is refused (``TQX_PACKAGE_FILE_UNLISTED`` / ``TQX_PACKAGE_DEPENDENCY_UNPINNED``); an
@@ -31,11 +38,13 @@ from templiqx_contracts import (
     WhenNode,
 )
 from templiqx_core import parse_contract, parse_node_list
+from templiqx_core.fuel import Fuel, FuelExhaustedError, current_fuel
 from templiqx_ports import PackageStore, PortError
 
 __all__ = [
     "MAX_INCLUDE_DEPTH",
     "MAX_INCLUDE_EXPANSIONS",
+    "MAX_SPLICED_NODES",
     "IncludeError",
     "expand_includes",
     "package_coverage",
@@ -48,6 +57,10 @@ MAX_INCLUDE_EXPANSIONS = 10_000
 MAX_INCLUDE_DEPTH = 64
 """How deeply includes may nest."""
 
+MAX_SPLICED_NODES = 100_000
+"""How many content nodes one contract may hold once its includes are spliced (messages and
+component bodies together, every node of every nested list counted)."""
+
 
 class IncludeError(Exception):
     """Expansion stopped; ``diagnostic`` says why."""
@@ -58,10 +71,14 @@ class IncludeError(Exception):
 
 
 class _Expander:
-    def __init__(self, store: PackageStore, coverage: Coverage | None, strict: bool) -> None:
+    def __init__(
+        self, store: PackageStore, coverage: Coverage | None, strict: bool, fuel: Fuel
+    ) -> None:
         self._store = store
         self._partials: dict[str, list[Node]] = {}
         self._expansions = 0
+        self._nodes = 0
+        self._fuel = fuel
         self._coverage = coverage
         self._strict = strict
         self.uncovered: dict[str, Diagnostic] = {}  # by included file, as warnings
@@ -69,6 +86,8 @@ class _Expander:
     def nodes(self, nodes: list[Node], package: str, stack: list[str]) -> list[Node]:
         out: list[Node] = []
         for node in nodes:
+            if not isinstance(node, IncludeNode):
+                self._count(node, stack)
             if isinstance(node, IncludeNode):
                 out.extend(self._include(node, package, stack))
             elif isinstance(node, WhenNode):
@@ -86,6 +105,21 @@ class _Expander:
             else:
                 out.append(node)
         return out
+
+    def _count(self, node: Node, stack: list[str]) -> None:
+        """One more node in the expanded content: within the limit, and paid for in fuel."""
+        self._nodes += 1
+        if self._nodes > MAX_SPLICED_NODES:
+            where = f" (in '{stack[-1]}')" if stack else ""
+            raise IncludeError(
+                error(
+                    "TQX_INCLUDE_INVALID",
+                    f"the contract holds more than {MAX_SPLICED_NODES} content nodes once its "
+                    f"includes are spliced{where} (MAX_SPLICED_NODES); include large partials "
+                    "fewer times, or loop over data instead of repeating content",
+                )
+            )
+        self._fuel.draw(1, "splicing includes")
 
     def _include(self, node: IncludeNode, package: str, stack: list[str]) -> list[Node]:
         target = node.from_dependency if node.from_dependency is not None else package
@@ -180,11 +214,13 @@ def expand_includes(
 
     ``strict`` (default: ``TEMPLIQX_PACKAGE_STRICT=1`` in the environment) refuses an include
     that the package's signatures do not cover. With ``audit``, each such include is returned
-    as a warning beside the expanded contract (once per file) instead.
+    as a warning beside the expanded contract (once per file) instead. Every node produced draws
+    from the running call's fuel; a cancelled call raises
+    :class:`~templiqx_core.fuel.CallCancelledError`.
     """
     strict = strict_from_environment() if strict is None else strict
     coverage = Coverage(store) if strict or audit else None
-    expander = _Expander(store, coverage, strict)
+    expander = _Expander(store, coverage, strict, current_fuel())
     try:
         messages = [
             msgspec.structs.replace(message, content=expander.nodes(message.content, package, []))
@@ -198,7 +234,7 @@ def expand_includes(
                 )
             else:
                 components[name] = expander.nodes(definition, package, [])
-    except IncludeError as exc:
+    except (IncludeError, FuelExhaustedError) as exc:
         return None, [exc.diagnostic]
     return _replace_body(contract, messages, components), list(expander.uncovered.values())
 

@@ -18,18 +18,19 @@ from dataclasses import dataclass, field
 from typing import cast
 
 from templiqx_application.coverage import unlisted_contract
-from templiqx_application.diagnostics import contract_file, port_diagnostic
+from templiqx_application.diagnostics import contract_file, port_diagnostic, with_file
 from templiqx_application.includes import expand_includes
 from templiqx_application.prepared import ContractCache, ReadRecorder
-from templiqx_application.signing import strict_from_environment
+from templiqx_application.signing import signing_key, strict_from_environment, verify_signatures
 from templiqx_contracts import (
     CanonicalJSONError,
     Contract,
     Diagnostic,
     PackageManifest,
     fingerprint,
+    has_errors,
 )
-from templiqx_core import ContractSource, resolve_tool_contract_refs
+from templiqx_core import ContractSource, resolve_tool_contract_refs, validate_contract
 from templiqx_ports import NotFoundError, PackageStore, PortError
 
 __all__ = ["ContractLoader", "LoadedContract"]
@@ -84,7 +85,8 @@ class ContractLoader:
 
         ``manifest``: the package's manifest when the caller has already read it (otherwise
         the load reads it). In strict mode (``TEMPLIQX_PACKAGE_STRICT=1``) a contract the
-        manifest does not list is refused: no signature covers it.
+        manifest does not list is refused: no signature covers it; and in a signed package
+        every signature must still verify (a listed file changed since signing is refused).
         """
         try:
             source = self._store.contract_source(package, contract_id)
@@ -102,7 +104,33 @@ class ContractLoader:
             unlisted = unlisted_contract(package, contract_id, manifest)
             if unlisted is not None:
                 return LoadedContract(package, contract_id, source, None, [unlisted], manifest)
+            forged = self._signature_problems(package, manifest)
+            if forged:
+                return LoadedContract(package, contract_id, source, None, forged, manifest)
         return self.load_source(package, contract_id, source, manifest=manifest)
+
+    def _signature_problems(
+        self, package: str, manifest: PackageManifest | None
+    ) -> list[Diagnostic]:
+        """In strict mode, a signed package whose files no longer match its signatures.
+
+        Issue #29: strict mode checked at load only that files were listed; a tampered listed
+        file compiled. A package that carries signatures is now verified on every strict load
+        (its identity hashes every listed file, the lock and the manifest), and refused unless
+        every signature verifies under ``TEMPLIQX_PACKAGE_SIGNING_KEY``. An unsigned package
+        keeps the coverage check alone (``validate_package`` reports it as unsigned).
+        """
+        if manifest is None or not manifest.signatures:
+            return []
+        try:
+            identity = self._store.package_identity(package)
+        except PortError as exc:
+            return [port_diagnostic(exc)]
+        problems: list[Diagnostic] = []
+        verify_signatures(
+            identity, manifest.signatures, signing_key(), strict=True, diagnostics=problems
+        )
+        return [with_file(problem, f"{package}/templiqx.yaml") for problem in problems]
 
     def load_source(
         self,
@@ -144,7 +172,9 @@ class ContractLoader:
             located = read.locate(include_diagnostics)
             return LoadedContract(package, contract_id, source, None, located, manifest)
         loaded = LoadedContract(package, contract_id, source, expanded, [], manifest)
-        if cacheable and manifest is not None:
+        # Only a valid contract is kept (its validation is cached too, so the caller's own
+        # validation costs nothing more): a refused one must leave nothing behind.
+        if cacheable and manifest is not None and not has_errors(validate_contract(expanded)):
             self.cache.put(loaded, source, manifest, recorder)
         return loaded
 

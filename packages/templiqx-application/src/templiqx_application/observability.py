@@ -29,8 +29,8 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import time
-from collections.abc import Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Final, Protocol
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Final, Protocol, TypeVar
 
 import msgspec
 
@@ -46,12 +46,15 @@ if TYPE_CHECKING:
     from templiqx_contracts import CompiledInteraction
     from templiqx_ports.telemetry import Instruments
 
+T = TypeVar("T")
+
 __all__ = [
     "BatchTrace",
     "ModelCall",
     "OperationTrace",
     "active",
     "batch_trace",
+    "carried",
     "compiled",
     "current_operation",
     "model_call",
@@ -286,6 +289,35 @@ def operation(
     if on is None:
         return None
     return OperationTrace(name, arguments, on[0], on[1], parent)
+
+
+def carried(work: Callable[[], T]) -> Callable[[], T]:
+    """``work`` made to run in the caller's trace context on another thread (a worker): the
+    current span and the operation being traced; ``work`` itself when nothing is traced."""
+    operation = _CURRENT.get()
+    if telemetry.tracer() is None and operation is None:
+        return work
+    api = _otel() if telemetry.tracer() is not None else None
+    context = None if api is None else _current_context()
+
+    def run() -> T:
+        token = _CURRENT.set(operation)
+        attached = None if api is None or context is None else api.attach(context)
+        try:
+            return work()
+        finally:
+            if attached is not None:
+                assert api is not None
+                api.detach(attached)
+            _CURRENT.reset(token)
+
+    return run
+
+
+def _current_context() -> Context:
+    from opentelemetry import context
+
+    return context.get_current()
 
 
 def current_operation() -> OperationTrace | None:

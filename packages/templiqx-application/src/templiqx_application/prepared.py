@@ -13,32 +13,46 @@ and hands it out again when everything the load read is still the same:
 So an edited contract, manifest or partial is picked up by the next call, through any surface,
 without a restart; a cached load gives byte-identical envelopes because it *is* the load the
 same files produce. Entries are keyed by fingerprints, never by whole documents, and the cache
-is bounded both in entries (:data:`MAX_ENTRIES`) and in the source bytes it represents
-(:data:`MAX_SOURCE_BYTES`); the least recently used entry goes first. Failed loads are not
-kept. It is thread-safe.
+is bounded both in entries (:data:`MAX_ENTRIES`) and in the memory its entries hold
+(:data:`MAX_PREPARED_BYTES`, estimated from each loaded contract's values and text by
+:func:`prepared_weight`, never from its source: issue #29 found 8 KB contracts whose aliases
+expanded to 64 MiB each), within the process-wide ceiling every cache shares
+(:mod:`templiqx_contracts.lru`); the least recently used entry goes first. Only loads of valid
+contracts are kept: a failed load, or one that validation refuses, leaves nothing behind. It is
+thread-safe.
 """
 
 from __future__ import annotations
 
 import hashlib
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
-from templiqx_contracts import PackageManifest
+from templiqx_contracts import LRU, PackageManifest
+from templiqx_contracts.lru import value_shape
 from templiqx_ports import PackageStore, PortError
 
 if TYPE_CHECKING:
     from templiqx_application.loading import LoadedContract
 
-__all__ = ["MAX_ENTRIES", "MAX_SOURCE_BYTES", "ContractCache", "ReadRecorder", "digest"]
+__all__ = [
+    "MAX_ENTRIES",
+    "MAX_PREPARED_BYTES",
+    "ContractCache",
+    "ReadRecorder",
+    "digest",
+    "prepared_weight",
+]
 
-MAX_ENTRIES = 256
+MAX_ENTRIES: Final = 256
 """Loaded contracts kept at most."""
 
-MAX_SOURCE_BYTES = 64 * 1024 * 1024
-"""Total size of the sources (contract and partials) the kept loads were made from."""
+MAX_PREPARED_BYTES: Final = 64 * 1024 * 1024
+"""Total estimated memory of the kept loads (:func:`prepared_weight`) at most."""
+
+_NODE_BYTES: Final = 160
+"""What one value of a loaded contract holds, at most (a struct, dict or list slot with its
+object; measured: 25-105 bytes retained a YAML node)."""
 
 
 def digest(data: bytes | str) -> bytes:
@@ -70,6 +84,13 @@ class ReadRecorder:
         return getattr(self._store, name)
 
 
+def prepared_weight(loaded: LoadedContract, source: str, partial_bytes: int) -> int:
+    """A conservative estimate of the bytes a kept load holds: every value and struct field of
+    the loaded contract at :data:`_NODE_BYTES`, its text, and the source and partial texts."""
+    nodes, text = value_shape(loaded.contract)
+    return nodes * _NODE_BYTES + text + len(source) + partial_bytes
+
+
 @dataclass(frozen=True)
 class _Entry:
     source: bytes
@@ -87,22 +108,18 @@ class ContractCache:
         store: PackageStore,
         *,
         max_entries: int = MAX_ENTRIES,
-        max_source_bytes: int = MAX_SOURCE_BYTES,
+        max_bytes: int = MAX_PREPARED_BYTES,
     ) -> None:
         self._store = store
-        self._max_entries = max_entries
-        self._max_bytes = max_source_bytes
-        self._entries: OrderedDict[tuple[str, str], _Entry] = OrderedDict()
-        self._bytes = 0
-        self._lock = threading.Lock()
+        self._entries: LRU[tuple[str, str], _Entry] = LRU(
+            max_entries, max_weight=max_bytes, weigh=lambda entry: entry.size
+        )
 
     def get(
         self, package: str, contract_id: str, source: str, manifest: PackageManifest
     ) -> LoadedContract | None:
         """The kept load of this contract, if its source, manifest and partials still match."""
-        key = (package, contract_id)
-        with self._lock:
-            entry = self._entries.get(key)
+        entry = self._entries.get((package, contract_id))
         if entry is None or entry.source != digest(source) or entry.manifest != manifest:
             return None
         for target, path, expected in entry.partials:
@@ -111,9 +128,6 @@ class ContractCache:
                     return None
             except PortError:
                 return None
-        with self._lock:
-            if key in self._entries:
-                self._entries.move_to_end(key)
         return entry.loaded
 
     def put(
@@ -124,27 +138,22 @@ class ContractCache:
         recorder: ReadRecorder,
     ) -> None:
         """Keep ``loaded`` (the load of ``source`` against ``manifest``)."""
-        size = len(source) + recorder.size
-        if size > self._max_bytes:
-            return
+        size = prepared_weight(loaded, source, recorder.size)
         entry = _Entry(digest(source), manifest, tuple(recorder.reads), size, loaded)
-        key = (loaded.package, loaded.contract_id)
-        with self._lock:
-            previous = self._entries.pop(key, None)
-            if previous is not None:
-                self._bytes -= previous.size
-            self._entries[key] = entry
-            self._bytes += size
-            while len(self._entries) > self._max_entries or self._bytes > self._max_bytes:
-                _, evicted = self._entries.popitem(last=False)
-                self._bytes -= evicted.size
+        self._entries.put((loaded.package, loaded.contract_id), entry)
+
+    def forget(self, package: str, contract_id: str) -> None:
+        """Drop the kept load of one contract, if any."""
+        self._entries.pop((package, contract_id))
+
+    @property
+    def weight(self) -> int:
+        """The estimated bytes the kept loads hold."""
+        return self._entries.weight
 
     def clear(self) -> None:
         """Forget every kept load."""
-        with self._lock:
-            self._entries.clear()
-            self._bytes = 0
+        self._entries.clear()
 
     def __len__(self) -> int:
-        with self._lock:
-            return len(self._entries)
+        return len(self._entries)

@@ -20,6 +20,13 @@ streamed execution and :meth:`TempliqxService.astream_contract` its async twin;
 :meth:`TempliqxService.ainvoke` and the ``a``-prefixed typed methods are awaitable and never
 block the event loop (:mod:`templiqx_application.async_operations`, mixed into the service).
 
+Work and cancellation: every call runs with one render-fuel budget
+(:mod:`templiqx_core.fuel`; ``render_fuel``, default ``TEMPLIQX_RENDER_FUEL`` or one million
+steps) that its loads, include splices and renders draw from, and with its cancel token (the
+``cancel`` argument, and the worker pool's own when an awaiting task is cancelled), which is
+checked as fuel is drawn: a cancelled call ends within milliseconds with ``TQX_CANCELLED``
+(``TQX_RUNTIME_CANCELLED`` for an execution), whatever operation it is.
+
 Thread-safety: one service may be shared by any number of threads and event loops. It holds no
 per-call state; its contract cache (:mod:`templiqx_application.prepared`) and worker pool are
 locked; runtimes must be thread-safe (the port requires it). A stream object is used by one
@@ -29,7 +36,9 @@ thread or task at a time.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Mapping
+import os
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 from templiqx_application import (
@@ -44,7 +53,7 @@ from templiqx_application import (
 from templiqx_application.async_operations import AsyncOperations
 from templiqx_application.authorized_context import Clock, utc_now
 from templiqx_application.batch_operations import BatchOperations
-from templiqx_application.call_arguments import compile_like_arguments
+from templiqx_application.call_arguments import cancelled_envelope, compile_like_arguments
 from templiqx_application.call_arguments import given as _given
 from templiqx_application.call_arguments import internal_failure as _internal
 from templiqx_application.call_arguments import render_request as _request
@@ -54,12 +63,20 @@ from templiqx_application.diagnostics import error
 from templiqx_application.fake_runtime import DeterministicFakeRuntime
 from templiqx_application.loading import ContractLoader
 from templiqx_application.stream_record import DEFAULT_STREAM_LIMITS, StreamLimits
-from templiqx_application.workers import DEFAULT_WORKER_THREADS, WorkerPool
+from templiqx_application.workers import DEFAULT_WORKER_THREADS, CpuSlots, WorkerPool
 from templiqx_contracts import (
     AdapterDescriptor,
     OperationEnvelope,
     RenderRequest,
     quote_input,
+)
+from templiqx_core.fuel import (
+    FUEL_ENV,
+    CallCancelledError,
+    Fuel,
+    current_fuel,
+    fuel_limit,
+    metered,
 )
 from templiqx_ports import ArtifactWorkspace, CancelToken, PackageStore, RuntimeAdapter, StreamSink
 
@@ -75,7 +92,13 @@ class TempliqxService(AsyncOperations, BatchOperations):
     ``runtime`` is. ``clock`` (returning an aware datetime) is what authorized-context
     freshness is judged against; it defaults to the UTC wall clock. ``worker_threads`` bounds
     the threads the async and iterator APIs use for blocking work (started on demand);
-    ``stream_limits`` bounds what an envelope keeps of a stream.
+    ``stream_limits`` bounds what an envelope keeps of a stream. ``render_fuel`` is the work
+    budget of one call in steps (1 to ``MAX_RENDER_FUEL``; default: ``TEMPLIQX_RENDER_FUEL``
+    from the environment, else ``DEFAULT_RENDER_FUEL``); a value out of range raises
+    ``ValueError`` naming it. ``cpu_slots`` bounds the calls doing CPU-bound work at once
+    (default: one per CPU, at least two; :class:`~templiqx_application.workers.CpuSlots`): the
+    read-only operations and the preparation of an execution take a slot, writes (which may
+    wait for a package lock) and runtime calls do not.
     """
 
     def __init__(
@@ -87,7 +110,13 @@ class TempliqxService(AsyncOperations, BatchOperations):
         clock: Clock | None = None,
         worker_threads: int = DEFAULT_WORKER_THREADS,
         stream_limits: StreamLimits = DEFAULT_STREAM_LIMITS,
+        render_fuel: int | None = None,
+        cpu_slots: int | None = None,
     ) -> None:
+        self._fuel = fuel_limit(
+            render_fuel if render_fuel is not None else os.environ.get(FUEL_ENV)
+        )
+        self._cpu = CpuSlots(cpu_slots)
         self._pool = WorkerPool(worker_threads)
         self._limits = stream_limits
         fake = DeterministicFakeRuntime()
@@ -139,6 +168,23 @@ class TempliqxService(AsyncOperations, BatchOperations):
             "diff_contract": on_ctx(authoring.diff_contract),
             "explain_contract": on_ctx(authoring.explain_contract),
         }
+
+    @property
+    def render_fuel(self) -> int:
+        """The work budget of one call, in render-fuel steps."""
+        return self._fuel
+
+    @contextmanager
+    def _metered(self, cancel: CancelToken | None) -> Iterator[Fuel]:
+        """One call's budget and cancel token for everything the block runs."""
+        with metered(Fuel(self._fuel, cancel)) as fuel:
+            yield fuel
+
+    @contextmanager
+    def _cpu_bound(self, fuel: Fuel) -> Iterator[None]:
+        """Hold one of the service's CPU slots (waiting, cancellably, for one)."""
+        with self._cpu.slot(lambda: fuel.cancelled):
+            yield
 
     @property
     def runtime_descriptor(self) -> AdapterDescriptor:
@@ -245,8 +291,8 @@ class TempliqxService(AsyncOperations, BatchOperations):
             return envelope(spec.name, diagnostics=diagnostics)
         return self._run(spec.name, implementation, bound, sink, cancel)
 
-    @staticmethod
     def _run(
+        self,
         name: str,
         implementation: _Implementation,
         bound: dict[str, Any],
@@ -258,17 +304,33 @@ class TempliqxService(AsyncOperations, BatchOperations):
             bound["sink"] = sink
             bound["cancel"] = cancel
         if traced is None:
-            try:
-                return implementation(**bound)
-            except Exception as exc:  # the service never raises
-                return _internal(name, exc)
+            return self._guarded(name, implementation, bound, cancel)
         with traced.active():
-            try:
-                result = implementation(**bound)
-            except Exception as exc:  # the service never raises
-                result = _internal(name, exc)
+            result = self._guarded(name, implementation, bound, cancel)
             traced.finish(result)
         return result
+
+    def _guarded(
+        self,
+        name: str,
+        implementation: _Implementation,
+        bound: dict[str, Any],
+        cancel: CancelToken | None,
+    ) -> OperationEnvelope:
+        """Run the operation under its fuel and CPU slot; never raises."""
+        try:
+            with self._metered(cancel) as fuel:
+                if fuel.cancelled:
+                    raise CallCancelledError
+                spec = operation_spec(name)
+                if spec is None or not spec.read_only:
+                    return implementation(**bound)  # a write may wait for a lock: no slot
+                with self._cpu_bound(fuel):
+                    return implementation(**bound)
+        except CallCancelledError as exc:
+            return cancelled_envelope(name, exc, stream=bound.get("stream") is True)
+        except Exception as exc:  # the service never raises
+            return _internal(name, exc)
 
     def _execute(
         self,
@@ -294,6 +356,7 @@ class TempliqxService(AsyncOperations, BatchOperations):
             sink=sink,
             cancel=cancel,
             limits=self._limits,
+            preparing=self._cpu_bound(current_fuel()),
         )
 
     # --- typed methods, one per operation ---------------------------------------------------

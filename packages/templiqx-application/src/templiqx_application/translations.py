@@ -4,21 +4,22 @@ When the manifest lists locales, each bundle is read and parsed, and the request
 ``_templiqx_translations = {locale: {key: value}}`` (replacing any caller value). The core's
 ``translate`` filter reads them.
 
-Parsed bundles are kept by the SHA-256 of their bytes (at most :data:`MAX_KEPT_BUNDLES`): the
-file is read on every call, so an edited bundle is picked up at once; only its parsing is saved.
+Parsed bundles are kept by the SHA-256 of their bytes (at most :data:`MAX_KEPT_BUNDLES`, and
+:data:`MAX_KEPT_BYTES` of estimated memory within the process-wide ceiling of
+:mod:`templiqx_contracts.lru`): the file is read on every call, so an edited bundle is picked up
+at once; only its parsing is saved.
 """
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
-from typing import Any
+from typing import Any, Final
 
 import msgspec
 
 from templiqx_application.diagnostics import error, port_diagnostic, with_file
 from templiqx_application.prepared import digest
-from templiqx_contracts import Diagnostic, PackageManifest, RenderRequest
+from templiqx_contracts import LRU, Diagnostic, PackageManifest, RenderRequest
+from templiqx_contracts.lru import value_shape
 from templiqx_core import parse_translation_bundle
 from templiqx_ports import PackageStore, PortError
 
@@ -26,27 +27,32 @@ __all__ = ["TRANSLATIONS_KEY", "inject_translations"]
 
 TRANSLATIONS_KEY = "_templiqx_translations"
 
-MAX_KEPT_BUNDLES = 256
+MAX_KEPT_BUNDLES: Final = 256
 """Parsed translation bundles kept between calls."""
 
-_kept: OrderedDict[tuple[bytes, str], Any] = OrderedDict()
-_kept_lock = threading.Lock()
+MAX_KEPT_BYTES: Final = 32 * 1024 * 1024
+"""Estimated memory of the kept bundles at most (128 bytes a value or key, plus the text)."""
+
+
+def _bundle_weight(bundle: Any) -> int:
+    nodes, text = value_shape(bundle)
+    return 128 * nodes + text
+
+
+_kept: LRU[tuple[bytes, str], Any] = LRU(
+    MAX_KEPT_BUNDLES, max_weight=MAX_KEPT_BYTES, weigh=_bundle_weight
+)
 
 
 def _parse_bundle(data: bytes, text: str, label: str) -> tuple[Any, list[Diagnostic]]:
     """``parse_translation_bundle``, reusing an earlier parse of the same bytes."""
     key = (digest(data), label)
-    with _kept_lock:
-        bundle = _kept.get(key)
-        if bundle is not None:
-            _kept.move_to_end(key)
-            return bundle, []
+    bundle = _kept.get(key)
+    if bundle is not None:
+        return bundle, []
     bundle, diagnostics = parse_translation_bundle(text, file=label)
     if bundle is not None:
-        with _kept_lock:
-            _kept[key] = bundle
-            if len(_kept) > MAX_KEPT_BUNDLES:
-                _kept.popitem(last=False)
+        _kept.put(key, bundle)
     return bundle, diagnostics
 
 

@@ -17,17 +17,30 @@ later ``put`` return at once, so a runtime is never left waiting for a consumer 
 
 from __future__ import annotations
 
-import contextvars
+import os
 import threading
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Generic, TypeVar
+
+from templiqx_application.observability import carried
+from templiqx_core.fuel import CallCancelledError, cancelled_by
 
 if TYPE_CHECKING:  # asyncio is imported where it is used: blocking callers never pay for it
     import asyncio
 
-__all__ = ["CHANNEL_CAPACITY", "DEFAULT_WORKER_THREADS", "END", "End", "EventChannel", "WorkerPool"]
+__all__ = [
+    "CHANNEL_CAPACITY",
+    "DEFAULT_WORKER_THREADS",
+    "END",
+    "CpuSlots",
+    "End",
+    "EventChannel",
+    "WorkerPool",
+    "default_cpu_slots",
+]
 
 T = TypeVar("T")
 
@@ -36,6 +49,50 @@ DEFAULT_WORKER_THREADS = 64
 
 CHANNEL_CAPACITY = 256
 """Events a producer may run ahead of its consumer."""
+
+_SLOT_POLL_S = 0.05
+
+
+def default_cpu_slots() -> int:
+    """CPU-bound calls run at once by default: one per CPU, at least two."""
+    return max(2, os.cpu_count() or 2)
+
+
+class CpuSlots:
+    """At most ``size`` threads doing CPU-bound work (loading, validating, rendering) at once.
+
+    Worker threads are many (a blocking runtime call holds one for as long as the model
+    answers), but Python runs one of them at a time: 64 threads rendering at once take the GIL
+    from the event loop for tens of seconds (issue #29: ``ping`` waited 29 s behind 64
+    ``render_contract`` calls, and so did the cancellations that would have stopped them).
+    A call takes a slot for its CPU-bound part and waits for one otherwise, off the GIL, looking
+    at its fuel's cancel tokens every 50 ms: a cancelled call leaves the queue at once. A thread
+    that holds a slot takes none again (evals compile inside ``test_package``'s slot).
+    """
+
+    def __init__(self, size: int | None = None) -> None:
+        self.size = size if size is not None else default_cpu_slots()
+        if self.size < 1:
+            raise ValueError("CPU slots need at least one place")
+        self._slots = threading.BoundedSemaphore(self.size)
+        self._held = threading.local()
+
+    @contextmanager
+    def slot(self, cancelled: Callable[[], bool]) -> Iterator[None]:
+        """Hold a slot while the block runs; :class:`CallCancelledError` when ``cancelled()``
+        turns true while waiting for one."""
+        if getattr(self._held, "slot", False):
+            yield
+            return
+        while not self._slots.acquire(timeout=_SLOT_POLL_S):
+            if cancelled():
+                raise CallCancelledError
+        self._held.slot = True
+        try:
+            yield
+        finally:
+            self._held.slot = False
+            self._slots.release()
 
 
 class WorkerPool:
@@ -49,10 +106,11 @@ class WorkerPool:
         self._executor: ThreadPoolExecutor | None = None
 
     def submit(self, work: Callable[[], T]) -> Future[T]:
-        """Run ``work()`` on a worker thread, in a copy of the caller's context.
+        """Run ``work()`` on a worker thread.
 
-        Like :func:`asyncio.to_thread`, the worker sees the caller's context variables — the
-        current trace span among them, so work done for a traced call stays in its trace.
+        When the caller is being traced, the worker runs in the caller's trace context (the
+        current span, the operation being traced), so work done for a traced call stays in its
+        trace (:func:`~templiqx_application.observability.carried`).
         """
         with self._lock:
             if self._executor is None:
@@ -60,22 +118,31 @@ class WorkerPool:
                     max_workers=self.max_threads, thread_name_prefix="templiqx-worker"
                 )
             executor = self._executor
-        return executor.submit(contextvars.copy_context().run, work)
+        return executor.submit(carried(work))
 
     async def run(self, work: Callable[[], T]) -> T:
         """Await ``work()`` run on a worker thread; the loop keeps running meanwhile.
 
-        A cancellation of the awaiting task does not stop ``work`` (a thread cannot be
-        interrupted): the task waits for the thread to finish, then the cancellation goes on,
-        so no worker is ever left running for a caller that has gone (a bound on callers is a
-        bound on workers). Callers that need the work to stop pass it a cancel token as well.
+        A thread cannot be interrupted, so a cancellation of the awaiting task sets a cancel
+        token the work runs under (:func:`templiqx_core.fuel.cancelled_by`): every render-fuel
+        budget created inside it is cancelled, and the work stops as it draws fuel (within
+        milliseconds). The task still waits for the thread to finish, then the cancellation goes
+        on, so no worker is ever left running for a caller that has gone (a bound on callers is
+        a bound on workers).
         """
         import asyncio
 
-        future = asyncio.wrap_future(self.submit(work))
+        token = threading.Event()
+
+        def guarded() -> T:
+            with cancelled_by(token):
+                return work()
+
+        future = asyncio.wrap_future(self.submit(guarded))
         try:
             return await asyncio.shield(future)
         except asyncio.CancelledError:
+            token.set()
             while not future.done():
                 try:
                     await asyncio.wait([future])

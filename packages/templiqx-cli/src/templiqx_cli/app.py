@@ -22,6 +22,7 @@ from templiqx_cli.layout import MERGED, layout_for
 from templiqx_cli.output import print_envelope, stream_operation
 from templiqx_cli.snapshot import print_catalog
 from templiqx_cli.snippets import SourceFiles
+from templiqx_cli.terminal import terminal_safe
 
 if TYPE_CHECKING:
     from templiqx_contracts import OperationEnvelope
@@ -117,10 +118,10 @@ def run(argv: list[str]) -> int:
     try:
         result = group.main(args=argv, prog_name="templiqx", standalone_mode=False)
     except UnknownRuntimeError as exc:
-        sys.stderr.write(exc.render() + "\n")
+        sys.stderr.write(terminal_safe(exc.render()) + "\n")
         return 2
     except CliError as exc:
-        sys.stderr.write(exc.render() + "\n")
+        sys.stderr.write(terminal_safe(exc.render()) + "\n")
         return 1
     except click.ClickException as exc:
         exc.show()

@@ -63,5 +63,5 @@ def compose_service(root: str, runtime: str) -> TempliqxService:
         raise CliError(
             f"compose local Templiqx service: {exc}", code=exc.code, help=ROOT_HINT
         ) from exc
-    except (RuntimeSelectionError, OSError) as exc:
+    except (RuntimeSelectionError, OSError, ValueError) as exc:  # ValueError: a bad setting
         raise CliError(f"compose local Templiqx service: {exc}") from exc

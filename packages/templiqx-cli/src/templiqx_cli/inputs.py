@@ -17,8 +17,8 @@ import stat
 import sys
 from typing import Any, BinaryIO, Final
 
-from templiqx_application import MAX_ARGUMENT_BYTES
-from templiqx_contracts import JSONDecodeError, decode_json
+from templiqx_application import MAX_ARGUMENT_BYTES, MAX_ARGUMENT_NODES
+from templiqx_contracts import JSONDecodeError, decode_json, json_node_estimate
 
 __all__ = [
     "MAX_JSON_BYTES",
@@ -158,17 +158,33 @@ def _json_problem(data: bytes, exc: JSONDecodeError) -> str:
         else:
             what = located.msg[0].lower() + located.msg[1:]
         return f"{what} at line {located.lineno} column {located.colno}"
-    except RecursionError:
+    except (RecursionError, ValueError):  # too deep, or an integer past the digit limit
         pass
     return str(exc)
 
 
-def read_json(path: str, *, limit: int = MAX_JSON_BYTES, name: str = "MAX_JSON_BYTES") -> Any:
+def read_json(
+    path: str,
+    *,
+    limit: int = MAX_JSON_BYTES,
+    name: str = "MAX_JSON_BYTES",
+    max_nodes: int = MAX_ARGUMENT_NODES,
+    nodes_name: str = "MAX_ARGUMENT_NODES",
+) -> Any:
     """One JSON document, keeping integer/float identity and refusing NaN and infinities.
 
-    At most ``limit`` bytes (:data:`MAX_JSON_BYTES` unless given); ``-`` is standard input.
+    At most ``limit`` bytes (:data:`MAX_JSON_BYTES` unless given) and ``max_nodes`` values and
+    keys, counted before decoding (``MAX_ARGUMENT_NODES`` unless given); ``-`` is standard
+    input.
     """
     data = _read_bytes(path, limit, name)
+    count = json_node_estimate(data, max_nodes)
+    if count > max_nodes:  # refused before decoding: a value per node is what costs memory
+        raise CliError(
+            f"decode JSON from {path}: the document holds about {count} values and keys, more "
+            f"than the {max_nodes} allowed ({nodes_name}); pass fewer, larger values",
+            code=DATA_INVALID,
+        )
     try:
         return decode_json(data)
     except JSONDecodeError as exc:
@@ -181,7 +197,13 @@ def read_values(path: str) -> dict[str, Any]:
 
     Returns the service arguments it stands for (``inputs`` / ``context`` when present).
     """
-    document = read_json(path, limit=MAX_VALUES_BYTES, name="MAX_VALUES_BYTES")
+    document = read_json(
+        path,
+        limit=MAX_VALUES_BYTES,
+        name="MAX_VALUES_BYTES",
+        max_nodes=2 * MAX_ARGUMENT_NODES + 3,  # inputs and context, each an argument
+        nodes_name="MAX_ARGUMENT_NODES for each of inputs and context",
+    )
     where = f"decode render request from {path}"
     if not isinstance(document, dict):
         raise CliError(

@@ -3,7 +3,8 @@
 The envelope goes to stdout: with ``--json`` as one compact JSON document (the machine form,
 the same on every surface); without it rendered for people by :mod:`templiqx_cli.human` (a
 summary line, the result as tables or text, the fingerprints, each diagnostic with its help, and
-the command line's hints). Stream events go to stderr as they arrive (:class:`StreamPrinter`);
+the command line's hints), every character that could drive a terminal escaped visibly
+(:mod:`templiqx_cli.terminal`). Stream events go to stderr as they arrive (:class:`StreamPrinter`);
 for people at a terminal, a structured answer is drawn growing in place instead of its raw
 delta text (:func:`stream_operation`, :mod:`templiqx_cli.human.live`). None of this changes the
 envelope.
@@ -18,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
 from templiqx_cli.snippets import snippet_lines, source_text
+from templiqx_cli.terminal import safe_data, terminal_safe
 from templiqx_contracts import (
     Complete,
     Delta,
@@ -65,7 +67,9 @@ def exit_code(envelope: OperationEnvelope) -> int:
 
 
 def render_diagnostic(diagnostic: Diagnostic, files: Mapping[str, str] | None = None) -> str:
-    """``diagnostic.render()``, with the source line it points at, underlined.
+    """``diagnostic.render()``, with the source line it points at, underlined, made terminal-safe
+    (:func:`~templiqx_cli.terminal.terminal_safe`: file text and messages carry what users and
+    models wrote).
 
     ``files`` maps a stored file's label (``welcome/contracts/bad.yaml``) to the host file the
     user gave for it (``put``'s SOURCE): the line and column are in that text, and the ``at``
@@ -76,7 +80,7 @@ def render_diagnostic(diagnostic: Diagnostic, files: Mapping[str, str] | None = 
     lines = diagnostic.render().split("\n")
     label = diagnostic.file
     if label is None:
-        return "\n".join(lines)
+        return terminal_safe("\n".join(lines))
     shown = files.get(label) if files else None
     at = f"  at {label}"
     text = source_text(files, label) if diagnostic.span is not None else None
@@ -90,7 +94,7 @@ def render_diagnostic(diagnostic: Diagnostic, files: Mapping[str, str] | None = 
             out.extend(snippet)
         else:
             out.append(line)
-    return "\n".join(out)
+    return terminal_safe("\n".join(out))
 
 
 def failed_cases(envelope: OperationEnvelope) -> list[TestCaseResult]:
@@ -121,13 +125,13 @@ def print_envelope(
         from templiqx_cli.human import View, render, style_for
 
         view = View(
-            data=envelope.to_builtins(),
+            data=safe_data(envelope.to_builtins()),
             style=style_for(sys.stdout, os.environ),
             envelope=envelope,
-            arguments=arguments or {},
+            arguments=safe_data(dict(arguments or {})),
             files=files or {},
-            hints=hints,
-            root=root,
+            hints=[terminal_safe(hint) for hint in hints],
+            root=terminal_safe(root) if root is not None else None,
         )
         sys.stdout.write(render(view))
     sys.stdout.flush()
@@ -137,7 +141,8 @@ def print_envelope(
 class StreamPrinter:
     """A stream sink writing each event to ``stream`` the moment it arrives.
 
-    For people: delta text as is; each tool call on its own line, its argument fragments after
+    For people (every text made terminal-safe, :mod:`templiqx_cli.terminal`): delta text as it
+    comes; each tool call on its own line, its argument fragments after
     a ``[tool NAME]`` marker (a new call starts when the name changes or the previous call's
     arguments are complete, see :class:`~templiqx_contracts.ToolCallSplitter`); and a closing
     line for the terminal event, naming the tools a tool-call answer calls. With ``as_json``:
@@ -167,19 +172,19 @@ class StreamPrinter:
             return
         if isinstance(event, Delta):
             self._calls = ToolCallSplitter()
-            self._write(event.text)
+            self._write(terminal_safe(event.text))
         elif isinstance(event, ToolCallDelta):
             if self._calls.feed(event.name, event.arguments_fragment):
                 self._line_break()
-                self._write(f"[tool {event.name}] ")
-            self._write(event.arguments_fragment)
+                self._write(f"[tool {terminal_safe(event.name)}] ")
+            self._write(terminal_safe(event.arguments_fragment))
         elif isinstance(event, Complete):
             self._line_break()
-            self._write(f"[complete] {_called(event.output)}output fingerprint ")
+            self._write(f"[complete] {terminal_safe(_called(event.output))}output fingerprint ")
             self._write(f"{event.output_fingerprint}\n")
         elif isinstance(event, Failed):
             self._line_break()
-            self._write(f"[failed] {event.code}: {event.message}\n")
+            self._write(terminal_safe(f"[failed] {event.code}: {event.message}") + "\n")
 
 
 def _called(output: Any) -> str:

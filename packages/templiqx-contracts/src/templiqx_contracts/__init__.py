@@ -68,8 +68,8 @@ from templiqx_contracts.formats import (
     is_date_time,
 )
 from templiqx_contracts.json_numbers import find_outside_strings, float_markers
-from templiqx_contracts.json_value import JSONDecodeError, decode_json
-from templiqx_contracts.lru import LRU, digest_key
+from templiqx_contracts.json_value import JSONDecodeError, decode_json, json_node_estimate
+from templiqx_contracts.lru import LRU, digest_key, validator_weight
 from templiqx_contracts.package import (
     SIGNATURE_ALGORITHM,
     AuthorizedMergeContext,
@@ -251,6 +251,7 @@ __all__ = [
     "canonical_json",
     "decode_json",
     "decode_partial_changes",
+    "json_node_estimate",
     "digest_key",
     "declared_tools",
     "decode_stream_event",
@@ -275,4 +276,5 @@ __all__ = [
     "quote_input",
     "tool_answer_problems",
     "tool_choice_of",
+    "validator_weight",
 ]

@@ -26,6 +26,7 @@ from yaml import (
 )
 from yaml._yaml import CParser
 
+from templiqx_core.fuel import check_cancelled
 from templiqx_core.limits import (
     ALIAS_EXPANSION_FACTOR,
     MAX_DOCUMENT_BYTES,
@@ -140,10 +141,14 @@ class _Anchored:
 
 
 _HINT_SIZE: Final = "split the file or shrink the values it carries"
+_CANCEL_EVERY: Final = (1 << 13) - 1
 
 
 def read_document(source: str | bytes) -> Node:
-    """Parse exactly one YAML document into raw nodes, enforcing the reader's limits."""
+    """Parse exactly one YAML document into raw nodes, enforcing the reader's limits.
+
+    Inside a metered call (:mod:`templiqx_core.fuel`) a set cancel token stops the reading with
+    :class:`~templiqx_core.fuel.CallCancelledError` (looked at every 8,192 events)."""
     data = _utf8(source)
     try:
         parser = CParser(data)
@@ -301,6 +306,8 @@ class _Builder:
         start = event
         while self._root is None:
             self._step(self._next())
+            if not self._events & _CANCEL_EVERY:  # every 8,192 events, a few milliseconds
+                check_cancelled()
         end = self._next()
         if type(end) is not DocumentEndEvent:  # pragma: no cover - libyaml guarantees it
             raise _at(end, "expected the end of the YAML document")

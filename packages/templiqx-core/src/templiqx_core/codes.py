@@ -23,6 +23,7 @@ __all__ = [
     "API_VERSION",
     "BOOLEAN_EMPTY",
     "BOOLEAN_TYPE",
+    "CANCELLED",
     "CAPABILITY_UNSUPPORTED",
     "COMPONENT_ARGUMENT_MISSING",
     "COMPONENT_ARGUMENT_TYPE",
@@ -42,6 +43,7 @@ __all__ = [
     "FILTER_INPUT",
     "FILTER_TYPE",
     "FOR_EACH_TYPE",
+    "FUEL_EXHAUSTED",
     "INCLUDE_UNEXPANDED",
     "INTERPOLATION_TYPE",
     "INVALID_ID",
@@ -154,6 +156,8 @@ FILTER_INPUT: Final = "TQX_FILTER_INPUT"
 TRANSLATION_MISSING: Final = "TQX_TRANSLATION_MISSING"
 TRANSLATION_KEY: Final = "TQX_TRANSLATION_KEY"
 RENDER_TOO_LARGE: Final = "TQX_RENDER_TOO_LARGE"
+FUEL_EXHAUSTED: Final = "TQX_FUEL_EXHAUSTED"
+CANCELLED: Final = "TQX_CANCELLED"
 # output
 OUTPUT_SCHEMA: Final = "TQX_OUTPUT_SCHEMA"
 # tools (declarations: templiqx_core.tools; answers: templiqx_contracts.tools)
@@ -243,6 +247,12 @@ _HINTS: dict[str, str] = {
     RENDER_TOO_LARGE: "Render less: shorten the lists a `for_each` walks and the values it "
     "repeats (MAX_RENDERED_BYTES, 8 MiB of message text; MAX_COMPILED_BYTES, 16 MiB per "
     "compiled request).",
+    FUEL_EXHAUSTED: "Do less work per call: shorten the lists that nested `for_each` loops "
+    "walk, stop components from calling each other many times over, include fewer partials; "
+    "or let the host raise the budget (TEMPLIQX_RENDER_FUEL, default 1,000,000 steps, at most "
+    "50,000,000).",
+    CANCELLED: "The caller cancelled the call (or its deadline passed) while it was being "
+    "worked on; nothing was written. Call again if the answer is still wanted.",
     OUTPUT_SCHEMA: "Produce output that satisfies the contract's `output_schema`.",
     TOOL_NAME_INVALID: "Name the tool with 1 to 64 ASCII letters, digits, '_' or '-' (the "
     "OpenAI function-name rule).",

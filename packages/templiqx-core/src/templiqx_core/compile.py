@@ -13,6 +13,7 @@ from templiqx_contracts import (
     quote_input,
 )
 from templiqx_core import codes
+from templiqx_core.fuel import Fuel, metered
 from templiqx_core.render import compiled_size_problem, render_messages
 from templiqx_core.suggest import closest, name_list
 from templiqx_core.tools import compiled_tool_fields
@@ -66,7 +67,11 @@ def _offered(capability: str, offered: list[str]) -> str:
 
 
 def compile_interaction(
-    contract: Contract, request: RenderRequest, target_capabilities: Sequence[str]
+    contract: Contract,
+    request: RenderRequest,
+    target_capabilities: Sequence[str],
+    *,
+    fuel: Fuel | None = None,
 ) -> tuple[CompiledInteraction | None, list[Diagnostic]]:
     """Compile a contract with a request for a target offering ``target_capabilities``.
 
@@ -74,8 +79,12 @@ def compile_interaction(
     any fails, ``(None, diagnostics)`` is returned and nothing is rendered. Otherwise the
     messages are rendered and the first render failure is returned alone, as is a compiled
     request over ``MAX_COMPILED_BYTES``. On success the result is ``(interaction, [])``.
+    ``fuel`` is the work budget (default: the running call's, :mod:`templiqx_core.fuel`).
     Never raises.
     """
+    if fuel is not None:
+        with metered(fuel):
+            return compile_interaction(contract, request, target_capabilities)
     targets = [target_capabilities] if isinstance(target_capabilities, str) else target_capabilities
     diagnostics = validate_contract(contract)
     diagnostics.extend(validate_values(contract, request))

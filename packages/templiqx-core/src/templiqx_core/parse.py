@@ -292,7 +292,11 @@ def _json_int(text: str) -> int | float:
     if text == "-0":
         return -0.0
     if len(text.lstrip("-")) > 20:
-        return float(text)
+        # float() of thousands of digits is inf (and int() refuses them): out of range either way
+        value_f = float(text)
+        if not math.isfinite(value_f):
+            raise _JsonNumberError(text)
+        return value_f
     value = int(text)
     if value > _U64_MAX or value < _I64_MIN:
         return float(value)
@@ -344,7 +348,7 @@ def _json_request(source: str | bytes) -> RenderRequest | None:
         return None
     except _JsonNumberError as error:
         raise _located(
-            f"number `{error.text}` is out of range for a 64-bit float",
+            f"number `{_shown_number(error.text)}` is out of range for a 64-bit float",
             "write a smaller number or quote it as a string",
             _json_locate.locate_number(text, error.text),
             _yaml_tree.SCHEMA,
@@ -354,6 +358,13 @@ def _json_request(source: str | bytes) -> RenderRequest | None:
     if _json_depth(data) > MAX_NESTING_DEPTH:
         raise _json_too_deep(text)
     return _request_from_json(data, text)
+
+
+def _shown_number(text: str) -> str:
+    """A number as a message shows it: whole up to 24 characters, else its ends and length."""
+    if len(text) <= 24:
+        return text
+    return f"{text[:12]}...{text[-6:]} ({len(text)} characters)"
 
 
 def _json_too_deep(text: str) -> YamlError:

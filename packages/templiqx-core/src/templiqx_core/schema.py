@@ -7,18 +7,27 @@ unresolvable (no network), and ``format`` never asserted by the engine — the c
 
 Compiled validators are kept in a bounded LRU cache keyed by the SHA-256 of the schema's msgpack
 bytes (which keep integer/float identity), so compiling the same contract again costs one
-encode and one hash per schema; the cache holds at most 1,024 schemas and 16 MiB of them.
+encode and one hash per schema. The cache holds at most 1,024 schemas and 32 MiB of them,
+weighed by what a validator holds (:func:`engine_weight`: jsonschema-rs keeps up to ~150 times
+a schema's encoded size, ~500 bytes a node), and counts against the process-wide ceiling of
+:mod:`templiqx_contracts.lru`.
+
+Schemas compiled while a contract is validated are *staged* (:func:`staged_schemas`): they go
+into the cache only when the contract turns out valid, so a refused contract leaves nothing
+behind (issue #29: 200 refused ``put_contract`` calls with enum-of-objects schemas kept 458 MiB).
 """
 
 from __future__ import annotations
 
+import contextvars
 from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any, Final
 
 import msgspec
 
 from templiqx_contracts import Diagnostic, FormatPlan, elide, format_plan
-from templiqx_contracts.lru import LRU, digest_key
+from templiqx_contracts.lru import LRU, digest_key, validator_weight
 from templiqx_core import codes
 
 __all__ = [
@@ -26,12 +35,14 @@ __all__ = [
     "EngineSchema",
     "accepts",
     "compile_schema",
+    "engine_weight",
     "output_violations",
+    "staged_schemas",
     "validate_instance",
 ]
 
 _CACHE_SIZE: Final = 1024
-_CACHE_BYTES: Final = 16 * 1024 * 1024  # of schemas, measured as their msgpack bytes
+_CACHE_BYTES: Final = 32 * 1024 * 1024  # of validators, as engine_weight estimates them
 _encode_key = msgspec.msgpack.Encoder().encode
 
 
@@ -95,6 +106,33 @@ class EngineSchema:
 _cache: LRU[bytes, EngineSchema] = LRU(
     _CACHE_SIZE, max_weight=_CACHE_BYTES, weigh=lambda engine: engine.size
 )
+_staged: contextvars.ContextVar[dict[bytes, EngineSchema] | None] = contextvars.ContextVar(
+    "templiqx_staged_schemas", default=None
+)
+
+
+def engine_weight(schema: Any) -> int:
+    """A conservative estimate of the bytes a compiled validator of ``schema`` holds
+    (:func:`~templiqx_contracts.lru.validator_weight`)."""
+    return validator_weight(schema)
+
+
+@contextmanager
+def staged_schemas() -> Iterator[dict[bytes, EngineSchema]]:
+    """Schemas compiled inside the block are kept aside, not cached; the caller commits them
+    (:func:`commit_staged`) once it knows they belong to something valid."""
+    staging: dict[bytes, EngineSchema] = {}
+    token = _staged.set(staging)
+    try:
+        yield staging
+    finally:
+        _staged.reset(token)
+
+
+def commit_staged(staging: dict[bytes, EngineSchema]) -> None:
+    """Cache what :func:`staged_schemas` kept aside."""
+    for key, engine in staging.items():
+        _cache.put(key, engine)
 
 
 def _build(schema: Any) -> EngineSchema:
@@ -118,9 +156,18 @@ def compile_schema(schema: Any) -> EngineSchema:
         return _build(schema)
     key = digest_key(encoded)
     found = _cache.get(key)
-    if found is None:
-        found = _build(schema)
-        found.size = len(encoded) + len(found.error or "")
+    if found is not None:
+        return found
+    staging = _staged.get()
+    if staging is not None:
+        found = staging.get(key)
+        if found is not None:
+            return found
+    found = _build(schema)
+    found.size = engine_weight(schema) + len(found.error or "")
+    if staging is not None:
+        staging[key] = found
+    else:
         _cache.put(key, found)
     return found
 

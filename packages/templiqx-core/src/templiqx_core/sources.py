@@ -85,13 +85,18 @@ class SourceMap:
     """
 
     def __init__(
-        self, text: str | bytes, root: Node | None = None, collector: Collector | None = None
+        self,
+        text: str | bytes,
+        root: Node | None = None,
+        collector: Collector | None = None,
+        *,
+        unreadable: bool = False,
     ) -> None:
         if isinstance(text, bytes):
             text = text[:MAX_DOCUMENT_BYTES].decode("utf-8", errors="replace")
         self._text = text
         self._lines: list[str] | None = None
-        if root is None:
+        if root is None and not unreadable:  # a text known not to read is not read again
             try:
                 root = read_document(text)
             except (YamlError, RecursionError):
@@ -240,7 +245,9 @@ class ContractSource:
     def __init__(self, text: str | bytes, file: str | None = None) -> None:
         self.file = file
         reading = read_collected(text, CONTRACT_READER)
-        self._map = SourceMap(text, reading.root, reading.collector)
+        self._map = SourceMap(
+            text, reading.root, reading.collector, unreadable=reading.root is None
+        )
         errors = reading.errors()
         self.diagnostics = diagnostics_of(errors, text, file, reading.collector.whole)
         built = reading.value if isinstance(reading.value, Contract) else None

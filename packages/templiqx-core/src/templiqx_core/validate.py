@@ -17,7 +17,9 @@ from templiqx_contracts.lru import LRU, digest_key
 from templiqx_core import codes
 from templiqx_core.bounded import validate_bounded_schema
 from templiqx_core.components import component_content, find_component_cycle, legacy_arguments
-from templiqx_core.schema import compile_schema, validate_instance
+from templiqx_core.cost import minimum_steps
+from templiqx_core.fuel import current_fuel, provably_exhausted
+from templiqx_core.schema import commit_staged, compile_schema, staged_schemas, validate_instance
 from templiqx_core.semver import is_semver
 from templiqx_core.static_types import STRING_SCHEMA, ContentChecker, is_identifier
 from templiqx_core.tools import check_tools
@@ -28,13 +30,17 @@ _CAPABILITY = re.compile(r"[A-Za-z0-9._:-]+")
 
 # Results are cached by the SHA-256 of the contract's msgpack bytes (which keep integer/float
 # identity), as plain tuples, so that callers can never alter a cached diagnostic; at most
-# 256 contracts and _RESULT_BYTES of diagnostic text in all (issue #18).
+# 256 contracts and _RESULT_BYTES of diagnostic text in all (issue #18). Only a valid contract's
+# result is kept, with the schemas its validation compiled (issue #29: nothing for a refusal).
 _RESULT_BYTES: Final = 16 * 1024 * 1024
 _Result = tuple[tuple[str, str, str], ...]
 
 
 def _result_bytes(result: _Result) -> int:
-    return sum(64 + len(code) + len(message) + len(pointer) for code, message, pointer in result)
+    entry = 160  # the key, the tuple and the map's slot
+    return entry + sum(
+        64 + len(code) + len(message) + len(pointer) for code, message, pointer in result
+    )
 
 
 _results: LRU[bytes, _Result] = LRU(256, max_weight=_RESULT_BYTES, weigh=_result_bytes)
@@ -42,25 +48,46 @@ _encode_key: Final = msgspec.msgpack.Encoder().encode
 
 
 def validate_contract(contract: Contract) -> list[Diagnostic]:
-    """All static diagnostics of ``contract`` (empty when it is valid). Never raises."""
+    """All static diagnostics of ``contract`` (empty when it is valid). Never raises.
+
+    The last check is the work every render of the contract provably takes
+    (:func:`~templiqx_core.cost.minimum_steps`) against the running call's fuel budget: a
+    contract that cannot render within it is ``TQX_FUEL_EXHAUSTED`` before any request.
+    """
     try:
         key: bytes | None = digest_key(_encode_key(contract))
     except (TypeError, ValueError, OverflowError):
         key = None
     cached = _results.get(key) if key is not None else None
     if cached is None:
-        try:
-            found = _validate(contract)
-        except RecursionError:
-            found = [
-                codes.problem(
-                    codes.CONTENT_TOO_DEEP, "the contract nests too deeply to validate", ""
-                )
-            ]
+        with staged_schemas() as staging:
+            try:
+                found = _validate(contract)
+            except RecursionError:
+                found = [
+                    codes.problem(
+                        codes.CONTENT_TOO_DEEP, "the contract nests too deeply to validate", ""
+                    )
+                ]
         cached = tuple((d.code, d.message, d.json_pointer or "") for d in found)
-        if key is not None:
+        if not cached and key is not None:
+            commit_staged(staging)
             _results.put(key, cached)
-    return [codes.problem(code, message, pointer) for code, message, pointer in cached]
+    found = [codes.problem(code, message, pointer) for code, message, pointer in cached]
+    found.extend(_work_problems(contract))
+    return found
+
+
+def _work_problems(contract: Contract) -> list[Diagnostic]:
+    """``TQX_FUEL_EXHAUSTED`` when every render of ``contract`` needs more than the budget."""
+    limit = current_fuel().limit
+    try:
+        _, message = minimum_steps(contract, limit)
+    except RecursionError:
+        return []  # nesting too deep: the cached checks already report it
+    if message is None:
+        return []
+    return [provably_exhausted(limit, f"/messages/{message}/content")]
 
 
 def _validate(contract: Contract) -> list[Diagnostic]:

@@ -67,7 +67,8 @@ def compose(
     created by the first write to it, never before; ``runtime`` defaults to the deterministic
     fake. ``workspace_override_roots`` lists the folders a per-call ``workspace`` argument may
     lie in (default: only the workspace itself). ``lock_timeout`` is how long a write waits
-    for another writer of the same package before it ends in ``TQX_BUSY``.
+    for another writer of the same package before it ends in ``TQX_BUSY``. A
+    ``TEMPLIQX_RENDER_FUEL`` outside 1 to ``MAX_RENDER_FUEL`` raises ``ValueError`` naming it.
     """
     from templiqx_application import DeterministicFakeRuntime, TempliqxService
     from templiqx_local.store import FilesystemPackageStore

@@ -21,9 +21,10 @@ refused from its ``fstat`` size, before a byte of it is read.
 from __future__ import annotations
 
 import errno
+import hashlib
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
@@ -40,6 +41,7 @@ __all__ = [
     "DirHandle",
     "check_regular",
     "child_label",
+    "digest_file",
     "lstat_entry",
     "open_child_dir",
     "open_dirs",
@@ -242,9 +244,16 @@ _REPLACED = object()
 
 
 def _read_checked(
-    parent: DirHandle, name: str, display: str, max_bytes: int | None, limit: str
+    parent: DirHandle,
+    name: str,
+    display: str,
+    max_bytes: int | None,
+    limit: str,
+    sink: Callable[[bytes], None] | None = None,
 ) -> bytes | object | None:
-    """The file's bytes, ``None`` when missing, or ``_REPLACED`` when it changed under us."""
+    """The file's bytes, ``None`` when missing, or ``_REPLACED`` when it changed under us.
+
+    With ``sink``, each chunk goes to ``sink`` instead and ``b""`` is returned (nothing kept)."""
     info = lstat_entry(parent, name, display=display)
     if info is None:
         return None
@@ -275,10 +284,34 @@ def _read_checked(
                     raise InvalidDataError(
                         f"{display} is more than the {max_bytes}-byte limit ({limit})"
                     )
-                chunks.append(chunk)
+                if sink is not None:
+                    sink(chunk)
+                else:
+                    chunks.append(chunk)
     finally:
         os.close(fd)
     return b"".join(chunks)
+
+
+def digest_file(
+    parent: DirHandle,
+    name: str,
+    *,
+    display: str,
+    max_bytes: int | None = None,
+    limit: str = "max_bytes",
+) -> str:
+    """The lowercase hex SHA-256 of the regular, singly-linked file ``name`` in ``parent``,
+    read in 1 MiB chunks (memory stays bounded whatever its size); :class:`NotFoundError` when
+    it is missing. ``max_bytes`` and ``limit`` are as for :func:`read_optional_file`."""
+    for _ in range(_REOPEN_ATTEMPTS):
+        hasher = hashlib.sha256()
+        outcome = _read_checked(parent, name, display, max_bytes, limit, hasher.update)
+        if outcome is None:
+            raise NotFoundError(display)
+        if outcome is not _REPLACED:
+            return hasher.hexdigest()
+    raise InvalidPathError(f"{display} changed while it was being opened")
 
 
 def read_file(

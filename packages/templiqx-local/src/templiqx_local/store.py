@@ -17,9 +17,13 @@ atomically (:mod:`templiqx_local.atomic`). Reads take no lock: each file is repl
 atomically, so a reader sees either the old or the new bytes.
 
 Messages name files relative to the root (``welcome/contracts/greeting.yaml``), never by host
-path. YAML documents — manifests, locks, contract sources and any ``*.yaml``/``*.yml`` artifact —
-larger than :data:`~templiqx_core.limits.MAX_DOCUMENT_BYTES` are refused before they are read:
-the parser would refuse them anyway, and reading them first would cost their size in memory.
+path. Every read is bounded, whatever the file's name: YAML documents — manifests, locks,
+contract sources and any ``*.yaml``/``*.yml`` artifact — larger than
+:data:`~templiqx_core.limits.MAX_DOCUMENT_BYTES` are refused before they are read (the parser
+would refuse them anyway, and reading them first would cost their size in memory), and so is
+any other artifact larger than :data:`MAX_ARTIFACT_BYTES` (issue #29: a 1 GiB
+``partials/big.txt`` was read whole by an include, 3 GiB ended in ``MemoryError``). The package
+identity hashes each listed file in 1 MiB chunks, within the same limits.
 """
 
 from __future__ import annotations
@@ -49,6 +53,7 @@ from templiqx_local.atomic import TEMP_PREFIX, commit, discard, is_temp_name, pr
 from templiqx_local.confined import (
     DirHandle,
     child_label,
+    digest_file,
     lstat_entry,
     open_child_dir,
     open_dirs,
@@ -151,11 +156,17 @@ def canonical_root(
 _DOCUMENT_SUFFIXES = (".yaml", ".yml")
 _DOCUMENT_LIMIT = "MAX_DOCUMENT_BYTES"
 
+MAX_ARTIFACT_BYTES = 16 * 1024 * 1024
+"""The largest package file other than a YAML document that is read (16 MiB): partials and
+templates of any extension, the files a package identity hashes."""
 
-def _document_limit(name: str) -> int | None:
-    """The read limit of a file: YAML documents are capped, other artifacts are not."""
+
+def _read_limit(name: str) -> tuple[int, str]:
+    """The read limit of a file and the constant that sets it."""
     is_document = name.endswith(_DOCUMENT_SUFFIXES) or name == LOCK_FILE
-    return MAX_DOCUMENT_BYTES if is_document else None
+    if is_document:
+        return MAX_DOCUMENT_BYTES, _DOCUMENT_LIMIT
+    return MAX_ARTIFACT_BYTES, "MAX_ARTIFACT_BYTES"
 
 
 def _read_document(parent: DirHandle, name: str, display: str) -> bytes:
@@ -266,14 +277,15 @@ class FilesystemPackageStore(PackageStore):
 
     def _read_artifact(self, pkg: DirHandle, path: str) -> bytes:
         parts = check_relative_path(path, "artifact path")
+        max_bytes, limit = _read_limit(parts[-1])
         with open_dirs(pkg, parts[:-1], display=path) as directory:
-            return read_file(
-                directory,
-                parts[-1],
-                display=path,
-                max_bytes=_document_limit(parts[-1]),
-                limit=_DOCUMENT_LIMIT,
-            )
+            return read_file(directory, parts[-1], display=path, max_bytes=max_bytes, limit=limit)
+
+    def _digest_artifact(self, pkg: DirHandle, path: str) -> str:
+        parts = check_relative_path(path, "artifact path")
+        max_bytes, limit = _read_limit(parts[-1])
+        with open_dirs(pkg, parts[:-1], display=path) as directory:
+            return digest_file(directory, parts[-1], display=path, max_bytes=max_bytes, limit=limit)
 
     @contextmanager
     def _mutation(self, package: str) -> Iterator[tuple[DirHandle, DirHandle]]:
@@ -335,10 +347,7 @@ class FilesystemPackageStore(PackageStore):
             check_segment(contract, "contract id")
         for locale in manifest.translations:
             check_segment(locale, "translation locale")
-        artifacts = {
-            path: fingerprint_bytes(self._read_artifact(pkg, path))
-            for path in inventory_paths(manifest)
-        }
+        artifacts = {path: self._digest_artifact(pkg, path) for path in inventory_paths(manifest)}
         lock = _read_optional_document(pkg, LOCK_FILE, LOCK_FILE)
         if lock is not None:
             artifacts[LOCK_FILE] = fingerprint_bytes(lock)

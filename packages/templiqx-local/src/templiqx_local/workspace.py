@@ -53,7 +53,7 @@ from templiqx_local.paths import (
     check_relative_path,
     is_relative_path,
 )
-from templiqx_local.store import _file_in_the_way, canonical_root
+from templiqx_local.store import MAX_ARTIFACT_BYTES, _file_in_the_way, canonical_root
 from templiqx_ports import (
     ArtifactWorkspace,
     ConflictError,
@@ -331,7 +331,13 @@ class FilesystemArtifactWorkspace(ArtifactWorkspace):
             open_child_dir(ws, package, display=path) as pkg,
             open_dirs(pkg, parts[:-1], display=path) as directory,
         ):
-            return read_file(directory, parts[-1], display=path)
+            return read_file(
+                directory,
+                parts[-1],
+                display=path,
+                max_bytes=MAX_ARTIFACT_BYTES,
+                limit="MAX_ARTIFACT_BYTES",
+            )
 
     def delete_artifact(
         self,
@@ -351,7 +357,13 @@ class FilesystemArtifactWorkspace(ArtifactWorkspace):
                 open_child_dir(ws, package, display=path) as pkg,
                 open_dirs(pkg, parts[:-1], display=path) as directory,
             ):
-                data = read_file(directory, parts[-1], display=path)
+                data = read_file(
+                    directory,
+                    parts[-1],
+                    display=path,
+                    max_bytes=MAX_ARTIFACT_BYTES,
+                    limit="MAX_ARTIFACT_BYTES",
+                )
                 actual = fingerprint_bytes(data)
                 if actual != expected_fingerprint:
                     raise ConflictError(f"expected {expected_fingerprint}, found {actual}")

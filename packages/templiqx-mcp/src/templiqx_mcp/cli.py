@@ -197,7 +197,7 @@ def _serve(setting: ServerSetting, lock_timeout: float) -> int:
     except PortError as exc:
         help_line = f"\n  help: {exc.help}" if exc.help else ""
         return _fail(f"{exc} [{exc.code}]{help_line}")
-    except (RuntimeSelectionError, OSError) as exc:
+    except (RuntimeSelectionError, OSError, ValueError) as exc:  # ValueError: a bad setting
         return _fail(str(exc))
     server = build_server(service, setting)
     _quiet_collector()

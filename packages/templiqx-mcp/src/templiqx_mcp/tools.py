@@ -13,7 +13,10 @@ every other outcome — ``ok:false`` included — is a normal result carrying th
 ``structuredContent`` and as compact, key-sorted JSON text. An unknown tool is the JSON-RPC
 error -32602.
 
-No operation runs on the event loop: every call goes through the service's public async API
+No operation runs on the event loop, and neither does checking large arguments (walking 200,000
+values takes a fraction of a second; :func:`~templiqx_mcp.weight.is_small` decides in a few
+microseconds whether the check may run inline), nor turning a large envelope into its result:
+every call goes through the service's public async API
 (``ainvoke_bound``: the service's bounded worker pool, or a natively async runtime awaited on
 the loop), inside its package's lane (:mod:`templiqx_mcp.lanes`), so the server keeps reading —
 pings, cancellations, calls for other packages — however long a call takes. A streamed
@@ -30,6 +33,7 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
+import anyio.to_thread
 import mcp.types as types
 import msgspec
 from mcp.server.context import ServerRequestContext
@@ -41,6 +45,7 @@ from templiqx_contracts import OperationEnvelope, find_outside_strings, float_ma
 from templiqx_mcp.calls import stream_with_progress
 from templiqx_mcp.lanes import Lanes
 from templiqx_mcp.schemas import input_schema, output_schema
+from templiqx_mcp.weight import is_small
 from templiqx_ports.telemetry import continued_trace
 
 __all__ = [
@@ -237,7 +242,11 @@ class ToolSet:
         spec = self._specs.get(params.name)
         if spec is None:
             raise MCPError(code=INVALID_PARAMS, message="tool not found")
-        bound, problems = bind_arguments(spec, params.arguments or {})
+        arguments = params.arguments or {}
+        if is_small(arguments):
+            bound, problems = bind_arguments(spec, arguments)
+        else:
+            bound, problems = await anyio.to_thread.run_sync(bind_arguments, spec, arguments)
         if problems:
             return _argument_error("; ".join(d.message for d in problems))
         name = spec.name
@@ -250,4 +259,6 @@ class ToolSet:
                     envelope = await stream_with_progress(service, bound, report)
                 else:
                     envelope = await service.ainvoke_bound(name, bound)
-        return envelope_result(envelope)
+        if is_small(envelope.result) and is_small(envelope.stream_events):
+            return envelope_result(envelope)
+        return await anyio.to_thread.run_sync(envelope_result, envelope)

@@ -19,6 +19,10 @@ a word. :func:`stdio_transport` replaces it with the files of this module:
   ``PIPE_BUF`` bytes once the pipe is writable. A client that stops reading stalls this writer,
   never the event loop, so the server keeps reading (and seeing cancellations) as before.
 * :func:`stdio_transport` parses each line into a JSON-RPC message for the SDK's server. A line
+  longer than :data:`LARGE_LINE_BYTES` is parsed on a worker thread, never on the event loop, and
+  is first counted: one holding more JSON values than its arguments may
+  (:data:`MAX_LINE_NODES`, three arguments of ``MAX_ARGUMENT_NODES``) is refused with -32600
+  before it is decoded (issue #29: 8 MB of ``[{}, {}, ...]`` took 6-8 s on the loop). A line
   that is not JSON is answered with the JSON-RPC parse error -32700 (``id: null``, as JSON-RPC
   2.0 prescribes when the id cannot be read); an oversized line or a JSON value that is not a
   valid message with the error -32600 (invalid request), carrying the request's ``id`` when it
@@ -53,12 +57,17 @@ from typing import Any
 import anyio
 import anyio.abc
 import anyio.to_thread
+import msgspec
 
-from templiqx_application import MAX_ARGUMENT_BYTES
+from templiqx_application import MAX_ARGUMENT_BYTES, MAX_ARGUMENT_NODES
+from templiqx_contracts import json_node_estimate
+from templiqx_mcp.weight import is_small
 
 __all__ = [
     "FRAMING_BYTES",
+    "LARGE_LINE_BYTES",
     "MAX_LINE_BYTES",
+    "MAX_LINE_NODES",
     "OversizedLine",
     "WireLines",
     "WireWriter",
@@ -74,6 +83,12 @@ FRAMING_BYTES = 1 << 16
 
 MAX_LINE_BYTES = MAX_ARGUMENT_BYTES + FRAMING_BYTES
 """The longest line read: the argument limit (8 MiB) plus framing. Longer lines are refused."""
+
+LARGE_LINE_BYTES = 1 << 16
+"""Lines longer than this are counted and parsed on a worker thread."""
+
+MAX_LINE_NODES = 3 * MAX_ARGUMENT_NODES + 4096
+"""Most JSON values and keys one line may hold: three arguments at their limit, and framing."""
 
 HEAD_BYTES = 4096
 """How much of an oversized line is kept, to find its request id."""
@@ -309,10 +324,16 @@ def _stderr(line: str) -> None:
         sys.stderr.flush()
 
 
+def _integer(text: str) -> int | None:
+    """An integer token, or ``None`` past the interpreter's digit limit (an out-of-range number
+    is the line's problem, not a reason to lose its id)."""
+    return int(text) if len(text) <= 4300 else None
+
+
 def _invalid(line: str, exc: Exception) -> tuple[int, str, str | int | None, str]:
     """(code, message, id, stderr note) for a line the SDK's message types refused."""
     try:
-        value = json.loads(line)
+        value = json.loads(line, parse_int=_integer)
     except json.JSONDecodeError as bad:
         note = f"line {bad.lineno} column {bad.colno}: {bad.msg}"
         return PARSE_ERROR, f"Parse error: not JSON ({note})", None, f"not JSON ({note})"
@@ -325,6 +346,49 @@ def _invalid(line: str, exc: Exception) -> tuple[int, str, str | int | None, str
     problem = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
     message = "Invalid Request: not a JSON-RPC 2.0 message MCP accepts"
     return INVALID_REQUEST, message, request_id, f"invalid request ({problem})"
+
+
+class _TooManyNodesError(Exception):
+    def __init__(self, count: int) -> None:
+        super().__init__(count)
+        self.count = count
+
+
+def _parse_large(line: str) -> Any:
+    """A long line as a JSON-RPC message, on a worker thread: counted first, then decoded by
+    msgspec (several times faster than the SDK's parser, and the loop's thread waits on the GIL
+    for less) and checked by the SDK's types; any line msgspec refuses goes to the SDK's own
+    parser, so what is refused, and how, is unchanged."""
+    import mcp.types as types
+
+    count = json_node_estimate(line, MAX_LINE_NODES)
+    if count > MAX_LINE_NODES:
+        raise _TooManyNodesError(count)
+    try:
+        value = msgspec.json.decode(line)
+    except (msgspec.DecodeError, RecursionError):
+        return types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+    return types.jsonrpc_message_adapter.validate_python(value, by_name=False)
+
+
+def _dump(message: Any) -> str:
+    return str(message.model_dump_json(by_alias=True, exclude_unset=True))
+
+
+def _dump_large(message: Any) -> str:
+    """The same JSON value as :func:`_dump`, written by msgspec: pydantic's serializer holds the
+    interpreter for the whole message (200 ms for a 16 MB result, the event loop stopped
+    meanwhile), msgspec takes a few milliseconds."""
+    data = message.model_dump(by_alias=True, exclude_unset=True, mode="json")
+    return msgspec.json.encode(data).decode("utf-8")
+
+
+async def _dumped(message: Any) -> str:
+    """A message's JSON; a large result is written out on a worker thread, off the loop."""
+    result = getattr(message, "result", None)
+    if result is None or is_small(result):
+        return _dump(message)
+    return str(await anyio.to_thread.run_sync(_dump_large, message))
 
 
 @asynccontextmanager
@@ -372,7 +436,23 @@ async def stdio_transport(
         if not line.strip():
             return  # blank lines are framing, not messages
         try:
-            parsed = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+            if len(line) > LARGE_LINE_BYTES:
+                parsed = await anyio.to_thread.run_sync(_parse_large, line)
+            else:
+                parsed = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+        except _TooManyNodesError as many:
+            request_id = _head_id(line[:HEAD_BYTES].encode("utf-8", "replace"))
+            log(
+                f"refused a line holding about {many.count} JSON values (the limit is "
+                f"{MAX_LINE_NODES}); answered {INVALID_REQUEST} with id {json.dumps(request_id)}"
+            )
+            message = (
+                f"Invalid Request: message holds about {many.count} JSON values and keys, more "
+                f"than the {MAX_LINE_NODES} a message may (MAX_ARGUMENT_NODES is "
+                f"{MAX_ARGUMENT_NODES} per argument); send fewer, larger values"
+            )
+            await replies.send(error(INVALID_REQUEST, message, request_id))
+            return
         except Exception as exc:
             code, message, request_id, note = _invalid(line, exc)
             answered = code == PARSE_ERROR or request_id is not None
@@ -388,7 +468,7 @@ async def stdio_transport(
     async def write(group: anyio.abc.TaskGroup) -> None:
         async with outgoing_receive:
             async for message in outgoing_receive:
-                text = message.message.model_dump_json(by_alias=True, exclude_unset=True)
+                text = await _dumped(message.message)
                 try:
                     await writer.write(text + "\n")
                     await writer.flush()

@@ -11,7 +11,9 @@ by its tools instead (the shared rule of :mod:`templiqx_contracts.tools`). Nothi
 
 Compiled schemas are cached as the core caches its own (issue #18): keyed by the SHA-256 digest
 of the schema's msgpack encoding (never the schema itself) and bounded by entries and by the
-total size of the schemas they were compiled from; a schema larger than that bound alone is
+estimated size of the validators they hold (issue #29: a validator holds up to ~150 times its
+schema's encoded size; :func:`~templiqx_contracts.lru.validator_weight`), within the
+process-wide ceiling every cache shares; a schema heavier than that bound alone is
 compiled for each check and not kept.
 """
 
@@ -29,6 +31,7 @@ from templiqx_contracts import (
     digest_key,
     format_plan,
     interaction_output_valid,
+    validator_weight,
 )
 
 __all__ = ["interaction_valid", "output_schema_valid"]
@@ -36,7 +39,7 @@ __all__ = ["interaction_valid", "output_schema_valid"]
 _CACHED_SCHEMAS: Final = 256
 """Compiled schemas kept at most."""
 _CACHED_BYTES: Final = 16 * 1024 * 1024
-"""Total size of the kept schemas at most (their msgpack bytes), as the core's schema cache."""
+"""Total estimated size of the kept validators at most."""
 _encode: Final = msgspec.msgpack.Encoder().encode
 
 
@@ -73,7 +76,9 @@ def _cached_checker(schema: Any) -> _Checker:
         encoded = _encode(schema)  # msgpack keeps integer/float identity
     except (TypeError, ValueError, OverflowError):
         return _checker(schema)
-    return _cache.cached(digest_key(encoded), lambda: (_checker(schema), len(encoded)))[0]
+    return _cache.cached(digest_key(encoded), lambda: (_checker(schema), validator_weight(schema)))[
+        0
+    ]
 
 
 def output_schema_valid(schema: Any, output: Any) -> bool:

@@ -11,7 +11,9 @@ tool-call answer is judged by its tools (the shared rule of :mod:`templiqx_contr
 
 Compiled schemas are cached as the core caches its own (issue #18): keyed by the SHA-256 digest
 of the schema's msgpack encoding (never the schema itself) and bounded by entries and by the
-total size of the schemas they were compiled from; a schema larger than that bound alone is
+estimated size of the validators they hold (issue #29: a validator holds up to ~150 times its
+schema's encoded size; :func:`~templiqx_contracts.lru.validator_weight`), within the
+process-wide ceiling every cache shares; a schema heavier than that bound alone is
 compiled for each call and not kept.
 """
 
@@ -29,6 +31,7 @@ from templiqx_contracts import (
     digest_key,
     format_plan,
     interaction_output_valid,
+    validator_weight,
 )
 
 __all__ = ["interaction_valid", "output_schema_valid"]
@@ -36,7 +39,7 @@ __all__ = ["interaction_valid", "output_schema_valid"]
 _CACHE_SIZE: Final = 256
 """Compiled schemas kept at most."""
 _CACHE_BYTES: Final = 16 * 1024 * 1024
-"""Total size of the kept schemas at most (their msgpack bytes), as the core's schema cache."""
+"""Total estimated size of the kept validators at most."""
 _encode: Final = msgspec.msgpack.Encoder().encode
 
 
@@ -67,7 +70,9 @@ def _compiled(schema: Any) -> _Compiled:
         encoded = _encode(schema)  # msgpack keeps integer/float identity
     except (TypeError, ValueError, OverflowError):
         return _compile(schema)
-    return _cache.cached(digest_key(encoded), lambda: (_compile(schema), len(encoded)))[0]
+    return _cache.cached(digest_key(encoded), lambda: (_compile(schema), validator_weight(schema)))[
+        0
+    ]
 
 
 def output_schema_valid(schema: Any, output: Any) -> bool:

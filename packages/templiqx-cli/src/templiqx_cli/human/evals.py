@@ -5,6 +5,7 @@ from __future__ import annotations
 from templiqx_cli.human.base import Renderer, View
 from templiqx_cli.human.blocks import count, indented, table
 from templiqx_cli.output import render_diagnostic
+from templiqx_cli.terminal import terminal_safe
 from templiqx_contracts import TestCaseResult, TestReport
 
 __all__ = ["RENDERERS", "case_lines"]
@@ -20,6 +21,7 @@ def _cases(view: View) -> list[TestCaseResult]:
 def case_lines(case: TestCaseResult, view: View) -> list[str]:
     """``✓ contract/fixture``; a failed case also shows its diagnostics, indented."""
     name = f"{case.contract_id}/{case.fixture_id}" if case.fixture_id else case.contract_id
+    name = terminal_safe(name)
     lines = [f"{view.style.mark(case.passed)} {name}"]
     if not case.fixture_id and not case.passed:
         lines[0] += " (the contract did not load; its fixtures did not run)"

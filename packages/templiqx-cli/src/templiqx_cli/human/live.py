@@ -29,6 +29,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
 from templiqx_cli.human.style import Style
+from templiqx_cli.terminal import terminal_safe
 from templiqx_contracts import MISSING
 
 if TYPE_CHECKING:
@@ -135,7 +136,8 @@ class LiveAnswer:
         problems = view.problems
         for problem in problems[:_SHOWN_PROBLEMS]:
             mark = self._style.mark(False)
-            lines.append(f"{mark} {problem.code} {problem.json_pointer}: {problem.message}")
+            text = terminal_safe(f"{problem.code} {problem.json_pointer}: {problem.message}")
+            lines.append(f"{mark} {text}")
         if len(problems) > _SHOWN_PROBLEMS:
             lines.append(self._style.dim(f"  and {len(problems) - _SHOWN_PROBLEMS} more"))
         if not final:
@@ -165,7 +167,8 @@ class LiveAnswer:
 
 
 def _json_lines(value: Any) -> list[str]:
-    return json.dumps(value, indent=2, ensure_ascii=False).split("\n")
+    # json escapes C0 controls; C1 controls and bidirectional overrides it leaves raw
+    return terminal_safe(json.dumps(value, indent=2, ensure_ascii=False)).split("\n")
 
 
 def _bottom(lines: Sequence[str], columns: int, rows: int, style: Style) -> list[str]:
