@@ -195,6 +195,52 @@ def schemathesis(session: nox.Session) -> None:
     )
 
 
+PHOENIX_REQUIREMENT = "arize-phoenix>=12"
+"""What the ``phoenix`` session installs into its own environment."""
+
+
+@nox.session
+def phoenix(session: nox.Session) -> None:
+    """templiqx's traces in a real Arize Phoenix (opt-in, issue #32); see docs/observability.md.
+
+    Not in the default session list: it installs ``arize-phoenix`` from the package index into
+    its own virtual environment (``.nox/phoenix-server``, kept between runs; never into the
+    workspace), syncs the workspace's ``otlp`` group (``opentelemetry-instrument`` and the
+    OTLP/HTTP exporter), then runs ``tests/observability/phoenix_suite.py``: Phoenix on
+    127.0.0.1 with ephemeral ports, a streamed contract, a failed call and a batch through the
+    CLI (and the HTTP server) exporting over OTLP, every span read back from Phoenix's REST API
+    and checked. ``PHOENIX_VENV=DIR`` uses an existing environment that has ``arize-phoenix``.
+    """
+    venv = Path(os.environ.get("PHOENIX_VENV") or ROOT / ".nox" / "phoenix-server")
+    python = venv / "bin" / "python"
+    if not python.exists():
+        session.run("uv", "venv", "--quiet", str(venv), external=True)
+    session.run(
+        "uv",
+        "pip",
+        "install",
+        "--quiet",
+        "--python",
+        str(python),
+        PHOENIX_REQUIREMENT,
+        external=True,
+    )
+    session.run(
+        "uv",
+        "run",
+        "--frozen",
+        "--all-packages",
+        "--group",
+        "otlp",
+        "pytest",
+        str(ROOT / "tests" / "observability" / "phoenix_suite.py"),
+        "-q",
+        "-s",
+        *session.posargs,
+        env={"TEMPLIQX_PHOENIX_PYTHON": str(python)},
+    )
+
+
 @nox.session(name="mcp_inspector")
 def mcp_inspector(session: nox.Session) -> None:
     """templiqx-mcp driven by the MCP Inspector CLI (issue #16); see docs/mcp.md.

@@ -45,6 +45,7 @@ MODULES: dict[str, tuple[str, str]] = {
     "P14": ("p14_concurrent_sse", "200 concurrent SSE streams: loop lag, threads, RSS"),
     "P14F": ("p14f_first_call", "event-loop stall of the first async OpenAI call"),
     "P15": ("p15_batch", "batch runs: throughput at a 50 ms model, memory, Ray actors"),
+    "P16": ("p16_tracing", "execute_contract with OpenTelemetry tracing on vs off, and no SDK"),
 }
 
 

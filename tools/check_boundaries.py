@@ -28,7 +28,11 @@ PRODUCTION_WITHOUT_MOCK = [
 VOCABULARY = re.compile(r"approval|permission|tenant|retrieval|queue|audit")
 PROVIDERS = re.compile(r"openai|anthropic|gemini|bedrock|basenet|crm3|rmcp", re.IGNORECASE)
 # Import name -> distribution name, where they differ.
-IMPORT_TO_DIST = {"yaml": "pyyaml", "jsonschema_rs": "jsonschema-rs"}
+IMPORT_TO_DIST = {
+    "yaml": "pyyaml",
+    "jsonschema_rs": "jsonschema-rs",
+    "opentelemetry": "opentelemetry-api",
+}
 
 
 def distributions() -> dict[str, Path]:

@@ -13,6 +13,12 @@ refused connections, invalid settings and signature mismatches, no canary (nor t
 credentials built from the Langfuse keys) may appear in stdout, stderr, envelopes, receipts,
 stream events, log records, exception texts, or the bodies and non-credential headers of the
 requests sent to the model and to Langfuse (the traces).
+
+OpenTelemetry too (issue #32): every surface runs with an SDK set up as a host would (in process
+for the Python API; through ``otel_site/sitecustomize.py`` for the CLI and MCP subprocesses) and
+with prompt and output capture turned on; every span, span event and metric they record is
+scanned, and so are the traces the Langfuse runtime sends over OTLP (``TEMPLIQX_LANGFUSE_EXPORT``
+is ``both``).
 """
 
 from __future__ import annotations
@@ -33,6 +39,13 @@ from typing import Any
 import mcp_pipe
 import pytest
 import reliability_kit as kit
+from opentelemetry import trace
+from opentelemetry.metrics import _internal as metrics_internal
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from templiqx_conformance.loopback import LoopbackServer, RecordedRequest, Reply, sse_frame
 from templiqx_contracts import StreamEvent
@@ -54,6 +67,9 @@ BASIC = base64.b64encode(
 ).decode()
 SECRETS = (*CANARIES.values(), OTHER_SIGNING_KEY, BASIC)
 INGESTION = "/api/public/ingestion"
+OTLP = "/api/public/otel/v1/traces"
+OTEL_SITE = Path(__file__).resolve().parents[1] / "observability" / "otel_site"
+CAPTURE = {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "true"}
 
 MODEL_MODES = [
     "ok",
@@ -149,6 +165,17 @@ class Provider:
             return Reply.silence()
         return Reply.json({"successes": [], "errors": []})
 
+    def otlp(self, request: RecordedRequest) -> Reply:
+        self.received.append(request)
+        echo = f"{request.header('Authorization')}"
+        if self.ingest == "207 echo":
+            return Reply.json({"partialSuccess": {"rejectedSpans": 1, "errorMessage": echo}})
+        if self.ingest == "500 echo":
+            return Reply.error(500, body={"error": echo})
+        if self.ingest == "hang":
+            return Reply.silence()
+        return Reply.json({})
+
 
 @dataclass
 class Scan:
@@ -189,7 +216,8 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         refused = f"http://127.0.0.1:{probe.getsockname()[1]}"
-    with LoopbackServer(provider.model, routes={INGESTION: provider.ingestion}) as server:
+    routes = {INGESTION: provider.ingestion, OTLP: provider.otlp}
+    with LoopbackServer(provider.model, routes=routes) as server:
         env = {
             **CANARIES,
             "MODEL_BASE_URL": server.base_url,
@@ -197,7 +225,9 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
             "MODEL_TIMEOUT_MS": "700",
             "LANGFUSE_HOST": server.base_url,
             "TEMPLIQX_LANGFUSE_PAYLOAD": "full",
+            "TEMPLIQX_LANGFUSE_EXPORT": "both",
             "TEMPLIQX_LANGFUSE_TIMEOUT_MS": "300",
+            **CAPTURE,
         }
         yield World(root, server, provider, Scan(), env, refused)
 
@@ -235,11 +265,46 @@ def _runtimes(world: World, base_url: str | None = None) -> dict[str, Any]:
         secret_key=CANARIES["LANGFUSE_SECRET_KEY"],
         payload_policy="full",  # type: ignore[arg-type]
         timeout_ms=300,
+        export="both",  # type: ignore[arg-type]
     )
     return {"openai": OpenAIRuntime(model), "langfuse": LangfuseRuntime(model, langfuse)}
 
 
-def test_python_api(world: World, caplog: pytest.LogCaptureFixture) -> None:
+@pytest.fixture
+def sdk(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[InMemorySpanExporter, Any]]:
+    """An in-process OpenTelemetry SDK, as a host sets one up, with content capture on."""
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    reader = InMemoryMetricReader()
+    meters = MeterProvider(metric_readers=[reader])
+    monkeypatch.setattr(trace, "_TRACER_PROVIDER", provider)
+    monkeypatch.setattr(metrics_internal, "_METER_PROVIDER", meters)
+    for name, value in CAPTURE.items():
+        monkeypatch.setenv(name, value)
+    yield exporter, reader
+    provider.shutdown()
+    meters.shutdown()
+
+
+def _scan_telemetry(scan: Scan, label: str, exporter: InMemorySpanExporter, reader: Any) -> None:
+    spans = exporter.get_finished_spans()
+    assert spans, "no span was recorded: the telemetry scan would be vacuous"
+    assert any("gen_ai.input.messages" in (span.attributes or {}) for span in spans), (
+        "content capture was not on"
+    )
+    for span in spans:
+        scan.add(f"{label}: span {span.name}", span.to_json())
+    data = reader.get_metrics_data()
+    assert data is not None
+    scan.add(f"{label}: metrics", data.to_json())
+
+
+def test_python_api(
+    world: World,
+    caplog: pytest.LogCaptureFixture,
+    sdk: tuple[InMemorySpanExporter, Any],
+) -> None:
     caplog.set_level(logging.DEBUG)
     scan = world.scan
     for base_url in (None, world.refused_url):
@@ -268,6 +333,7 @@ def test_python_api(world: World, caplog: pytest.LogCaptureFixture) -> None:
             runtime.close()
     scan.add("python: log records", caplog.text)
     scan.add("python: log arguments", [(r.msg, r.args, r.exc_text) for r in caplog.records])
+    _scan_telemetry(scan, "python", *sdk)
 
 
 def test_signing_keys(world: World, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -326,6 +392,20 @@ def test_invalid_settings_never_echo_a_key() -> None:
             assert secret not in text
 
 
+def _with_sdk(env: dict[str, str], out: Path) -> dict[str, str]:
+    """``env`` for a child process that sets up the OpenTelemetry SDK, writing to ``out``."""
+    path = os.pathsep.join(p for p in (str(OTEL_SITE), env.get("PYTHONPATH", "")) if p)
+    return {**env, "PYTHONPATH": path, "TEMPLIQX_TEST_OTEL_OUT": str(out)}
+
+
+def _scan_exported(scan: Scan, label: str, out: Path) -> None:
+    text = out.read_text(encoding="utf-8") if out.exists() else ""
+    assert '"gen_ai.operation.name"' in text, f"{label}: no model-call span was exported"
+    assert '"gen_ai.input.messages"' in text, f"{label}: content capture was not on"
+    assert "templiqx.operation.duration" in text, f"{label}: no metric was exported"
+    scan.add(f"{label}: exported telemetry", text)
+
+
 def _cli(
     world: World, *args: str, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
@@ -334,7 +414,7 @@ def _cli(
         for k, v in os.environ.items()
         if not k.startswith(("TEMPLIQX_", "MODEL_", "LANGFUSE_"))
     }
-    child.update(world.env if env is None else env)
+    child.update(_with_sdk(world.env if env is None else env, world.root.parent / "cli-otel.jsonl"))
     return subprocess.run(
         [sys.executable, "-m", "templiqx_cli", "--root", str(world.root), "--json", *args],
         capture_output=True,
@@ -412,12 +492,15 @@ def test_cli(world: World) -> None:
     _case()
     assert done.returncode == 2
     scan.add("cli/verify with the wrong key: output", done.stdout + done.stderr)
+    _scan_exported(scan, "cli", world.root.parent / "cli-otel.jsonl")
 
 
 def test_mcp(world: World, tmp_path: Path) -> None:
     scan = world.scan
+    exported = tmp_path / "mcp-otel.jsonl"
     for runtime in ("openai", "langfuse"):
-        pipe = mcp_pipe.start(world.root, {**world.env, "TEMPLIQX_RUNTIME": runtime}, tmp_path)
+        env = _with_sdk({**world.env, "TEMPLIQX_RUNTIME": runtime}, exported)
+        pipe = mcp_pipe.start(world.root, env, tmp_path)
         try:
             for index, mode in enumerate(SUBPROCESS_MODES):
                 world.provider.mode = mode
@@ -451,6 +534,7 @@ def test_mcp(world: World, tmp_path: Path) -> None:
         scan.add(f"mcp/{runtime}: stdout", b"".join(pipe.raw).decode("utf-8", "replace"))
         scan.add(f"mcp/{runtime}: stderr", pipe.stderr.read_text("utf-8", "replace"))
         assert code == 0
+    _scan_exported(scan, "mcp", exported)
     for missing in ("MODEL_ID", "LANGFUSE_SECRET_KEY") if kit.FULL else ("LANGFUSE_SECRET_KEY",):
         env = {k: v for k, v in world.env.items() if k != missing}
         runtime = "openai" if missing.startswith("MODEL") else "langfuse"
@@ -495,6 +579,7 @@ def test_no_canary_anywhere(world: World) -> None:
         scan.add(f"request to {request.path}: headers", headers)
         scan.add(f"request to {request.path}: body", request.body.decode("utf-8", "replace"))
     assert any(r.path == INGESTION for r in world.provider.received), "no trace was sent"
+    assert any(r.path == OTLP for r in world.provider.received), "no OTLP trace was sent"
     leaks = scan.leaks()
     kit.FIGURES.add(SUITE, "canary appearances", len(leaks))
     assert not leaks, "\n".join(leaks[:20])

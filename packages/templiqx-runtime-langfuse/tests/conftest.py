@@ -31,10 +31,11 @@ from templiqx_contracts import (
     ExecutionRequest,
 )
 from templiqx_ports import StreamSink
-from templiqx_runtime_langfuse import LangfuseRuntime, LangfuseSettings, PayloadPolicy
+from templiqx_runtime_langfuse import ExportMode, LangfuseRuntime, LangfuseSettings, PayloadPolicy
 from templiqx_runtime_openai import OpenAISettings
 
 INGESTION = "/api/public/ingestion"
+OTLP = "/api/public/otel/v1/traces"
 MODEL_KEY = "sk-canary-model-8e1c55"
 PUBLIC_KEY = "pk-lf-canary-31aa07"
 SECRET_KEY = "sk-lf-canary-90fd4e"
@@ -60,6 +61,18 @@ def _openapi_to_json_schema(node: Any) -> Any:
     if converted.pop("nullable", False) is True:
         return {"anyOf": [converted, {"type": "null"}]}
     return converted
+
+
+@pytest.fixture(scope="session")
+def otlp_validator(reference: Path) -> Any:
+    """A jsonschema-rs validator for the OTLP export request body Langfuse declares."""
+    document = yaml.safe_load((reference / "langfuse" / "openapi.yml").read_text("utf-8"))
+    operation = document["paths"][OTLP]["post"]
+    body = operation["requestBody"]["content"]["application/json"]["schema"]
+    schema = _openapi_to_json_schema(body)
+    schema["$defs"] = _openapi_to_json_schema(document["components"]["schemas"])
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    return jsonschema_rs.validator_for(schema, validate_formats=True)
 
 
 @pytest.fixture(scope="session")
@@ -123,8 +136,13 @@ def accepted() -> Reply:
 def serve() -> Iterator[Callable[..., LoopbackServer]]:
     servers: list[LoopbackServer] = []
 
-    def start(model: Script | None = None, ingestion: Script | None = None) -> LoopbackServer:
-        routes = {INGESTION: ingestion if ingestion is not None else accepted()}
+    def start(
+        model: Script | None = None, ingestion: Script | None = None, otlp: Script | None = None
+    ) -> LoopbackServer:
+        routes = {
+            INGESTION: ingestion if ingestion is not None else accepted(),
+            OTLP: otlp if otlp is not None else Reply.json({}),
+        }
         server = LoopbackServer(model, routes=routes).start()
         servers.append(server)
         return server
@@ -145,6 +163,7 @@ def runtime_for() -> Iterator[Callable[..., LangfuseRuntime]]:
         langfuse_host: str | None = None,
         trace_timeout_ms: int = 2000,
         model_timeout_ms: int = 5000,
+        export: ExportMode = ExportMode.INGESTION,
     ) -> LangfuseRuntime:
         runtime = LangfuseRuntime(
             OpenAISettings(
@@ -159,6 +178,7 @@ def runtime_for() -> Iterator[Callable[..., LangfuseRuntime]]:
                 secret_key=SECRET_KEY,
                 payload_policy=policy,
                 timeout_ms=trace_timeout_ms,
+                export=export,
             ),
         )
         runtimes.append(runtime)
@@ -176,6 +196,7 @@ def lf() -> Any:
 
     return SimpleNamespace(
         INGESTION=INGESTION,
+        OTLP=OTLP,
         MODEL_KEY=MODEL_KEY,
         PUBLIC_KEY=PUBLIC_KEY,
         SECRET_KEY=SECRET_KEY,

@@ -19,7 +19,7 @@ import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from templiqx_application import execution
+from templiqx_application import execution, observability
 from templiqx_application.call_arguments import (
     EXECUTE_SPEC,
     cancelled_envelope,
@@ -46,6 +46,11 @@ __all__ = ["AsyncOperations"]
 _STREAM_RUNS = "templiqx_application.stream_runs"
 """Imported by the first async execution (tens of milliseconds: the partial view, the
 incremental reader), on a worker thread so the event loop is not held meanwhile."""
+
+
+def _traced(package: str, contract: str) -> dict[str, Any]:
+    """What a stream object's operation span says of its call."""
+    return {"package": package, "contract": contract, "stream": True}
 
 
 class AsyncOperations:
@@ -144,7 +149,13 @@ class AsyncOperations:
             request,
             {"fixture_output": fixture_output},
         )
-        return ContractStream(self._preparer(arguments, cancel), self._pool, self._limits, cancel)
+        return ContractStream(
+            self._preparer(arguments, cancel),
+            self._pool,
+            self._limits,
+            cancel,
+            traced=_traced(package, contract),
+        )
 
     def astream_contract(
         self,
@@ -176,7 +187,11 @@ class AsyncOperations:
             {"fixture_output": fixture_output},
         )
         return AsyncContractStream(
-            self._preparer(arguments, cancel), self._pool, self._limits, cancel
+            self._preparer(arguments, cancel),
+            self._pool,
+            self._limits,
+            cancel,
+            traced=_traced(package, contract),
         )
 
     # --- awaitables --------------------------------------------------------------------------
@@ -225,18 +240,28 @@ class AsyncOperations:
             stream_runs = await self._pool.run(lambda: importlib.import_module(_STREAM_RUNS))
 
         arguments = dict(bound)
-        try:
-            envelope: OperationEnvelope = await stream_runs.aexecute(
-                lambda: self._prepare(arguments, cancel, stream=arguments.get("stream") is True),
-                self._pool,
-                self._limits,
-                stream=arguments.get("stream") is True,
-                sink=sink,
-                cancel=cancel,
-            )
-        except Exception as exc:  # the service never raises (cancellation still propagates)
-            return internal_failure(name, exc)
-        return envelope
+        traced = observability.operation(name, arguments)  # None unless a host set up OTel
+        streamed = arguments.get("stream") is True
+        with observability.active(traced):
+            result: OperationEnvelope
+            try:
+                result = await stream_runs.aexecute(
+                    lambda: self._prepare(arguments, cancel, stream=streamed),
+                    self._pool,
+                    self._limits,
+                    stream=streamed,
+                    sink=sink,
+                    cancel=cancel,
+                )
+            except Exception as exc:  # the service never raises (cancellation propagates)
+                result = internal_failure(name, exc)
+            except BaseException:
+                if traced is not None:
+                    traced.abandon()
+                raise
+        if traced is not None:
+            traced.finish(result)
+        return result
 
     async def acompile_contract(
         self,

@@ -21,6 +21,7 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import Any
 
+from templiqx_application import observability
 from templiqx_application.authorized_context import (
     AUTHORIZED_MERGE_KEY,
     requires_authorized_context,
@@ -65,6 +66,7 @@ from templiqx_ports import (
     PortError,
     RuntimeAdapter,
     StreamSink,
+    UsageMeter,
     usage_meter,
     validate_event_order,
 )
@@ -80,6 +82,7 @@ __all__ = [
     "Execution",
     "compile_contract",
     "conclude",
+    "end_call",
     "execute_contract",
     "prepare_execution",
     "prepare_interaction",
@@ -130,41 +133,59 @@ def prepare_interaction(
     :class:`~templiqx_core.fuel.CallCancelledError` when the call's cancel token is set while
     it works (the service turns that into the cancelled call's envelope). ``package_data``: the
     request is the package's own eval fixture, not a caller's (it may carry reserved keys and
-    the reference's unkeyed authorization binding).
+    the reference's unkeyed authorization binding). Each call counts as one compilation in the
+    telemetry (:func:`~templiqx_application.observability.compiled`).
     """
+    interaction, diagnostics, package_version = _prepare_interaction(
+        ctx, package, contract_id, request, capabilities, loaded, package_data
+    )
+    observability.compiled(interaction, diagnostics, package_version)
+    return interaction, diagnostics
+
+
+def _prepare_interaction(
+    ctx: ServiceContext,
+    package: str,
+    contract_id: str,
+    request: RenderRequest,
+    capabilities: list[str],
+    loaded: LoadedContract | None,
+    package_data: bool,
+) -> tuple[CompiledInteraction | None, list[Diagnostic], str | None]:
     if not package_data:
         reserved = reserved_context_problems(request)
         if reserved:
-            return None, reserved
+            return None, reserved, None
     if loaded is None:
         loaded = ctx.loader.load(package, contract_id)
     if loaded.contract is None:
-        return None, loaded.diagnostics
+        return None, loaded.diagnostics, None
     manifest = loaded.manifest
     if manifest is None:
         try:
             manifest = ctx.store.manifest(package)
         except PortError as exc:
-            return None, [port_diagnostic(exc)]
+            return None, [port_diagnostic(exc)], None
+    version = manifest.version
     enriched, diagnostics = inject_translations(ctx.store, package, manifest, request)
     if enriched is None:
-        return None, diagnostics
+        return None, diagnostics, version
     required, diagnostics = requires_authorized_context(manifest)
     if diagnostics:
-        return None, diagnostics
+        return None, diagnostics, version
     if required:
         diagnostics = validate_authorized_context(
             enriched.context, ctx.clock(), package_data=package_data
         )
         if diagnostics:
-            return None, diagnostics
+            return None, diagnostics, version
     interaction, diagnostics = compile_interaction(loaded.contract, enriched, capabilities)
     if any(d.code == "TQX_CANCELLED" for d in diagnostics):
         raise CallCancelledError  # the call ends as a cancelled call, whatever it was
     diagnostics = address(diagnostics, package, contract_id, source=loaded.source)
     if interaction is None or has_errors(diagnostics):
-        return None, diagnostics
-    return interaction, diagnostics
+        return None, diagnostics, version
+    return interaction, diagnostics, version
 
 
 def compile_contract(
@@ -382,7 +403,9 @@ def execute_contract(
     if cancel is not None and cancel.is_set():
         return cancelled_before(prepared, stream=stream)
     guard = ConsumerGuard(StreamRecord(limits), sink, EitherCancel(cancel)) if stream else None
-    with usage_meter() as meter:  # the runtime reports token usage here, if it knows it
+    call = observability.model_call(prepared, stream=stream)  # None unless a host set up OTel
+    with usage_meter() as meter, observability.active(call):
+        # The runtime reports token usage (and, for telemetry, call facts) to the meter.
         try:
             if guard is not None:
                 receipt = runtime.execute_streaming(prepared.request, guard, cancel=guard.cancel)
@@ -390,8 +413,30 @@ def execute_contract(
                 receipt = runtime.execute(prepared.request)
         except Exception as exc:  # a port error, or an adapter bug: either ends in an envelope
             failure = runtime_failure(prepared, exc)
+            if call is not None:
+                end_call(call, meter, failure=failure, guard=guard)
             return conclude(prepared, failure=failure, guard=guard, usage=meter.usage)
+    if call is not None:
+        end_call(call, meter, receipt=receipt, guard=guard)
     return conclude(prepared, receipt=receipt, guard=guard, usage=meter.usage)
+
+
+def end_call(
+    call: observability.ModelCall,
+    meter: UsageMeter | None,
+    *,
+    receipt: ExecutionReceipt | None = None,
+    failure: Diagnostic | None = None,
+    guard: ConsumerGuard | None = None,
+) -> None:
+    """End a model call's trace with what its meter and its stream record saw."""
+    call.end(
+        receipt=receipt,
+        failure=failure,
+        usage=None if meter is None else meter.usage,
+        facts=None if meter is None else meter.facts,
+        first_chunk=None if guard is None else guard.record.first_chunk,
+    )
 
 
 def _stream_problems(events: list[StreamEvent], receipt: ExecutionReceipt) -> list[Diagnostic]:

@@ -46,6 +46,7 @@ from templiqx_application import (
     authoring,
     evals,
     execution,
+    observability,
     packages,
     validation,
 )
@@ -316,9 +317,25 @@ class TempliqxService(AsyncOperations, BatchOperations):
         sink: StreamSink | None,
         cancel: CancelToken | None,
     ) -> OperationEnvelope:
+        traced = observability.operation(name, bound)  # None unless a host set up OTel
         if name == "execute_contract":
             bound["sink"] = sink
             bound["cancel"] = cancel
+        if traced is None:
+            return self._guarded(name, implementation, bound, cancel)
+        with traced.active():
+            result = self._guarded(name, implementation, bound, cancel)
+            traced.finish(result)
+        return result
+
+    def _guarded(
+        self,
+        name: str,
+        implementation: _Implementation,
+        bound: dict[str, Any],
+        cancel: CancelToken | None,
+    ) -> OperationEnvelope:
+        """Run the operation under its fuel and CPU slot; never raises."""
         try:
             with self._metered(cancel) as fuel:
                 if fuel.cancelled:

@@ -15,6 +15,7 @@ token the runtime watches, so the model does not keep generating for nobody.
 from __future__ import annotations
 
 import threading
+import time
 from dataclasses import dataclass
 
 from templiqx_contracts import Complete, Delta, Diagnostic, Failed, StreamEvent, ToolCallDelta
@@ -66,11 +67,16 @@ class StreamRecord:
         self.dropped_events = 0
         self.dropped_bytes = 0
         self._terminal_seen = False
+        self.first_chunk: float | None = None
+        """When the first ``Delta`` or ``ToolCallDelta`` arrived (``time.perf_counter()``)."""
 
     def add(self, event: StreamEvent) -> None:
         """Keep ``event`` if it fits (a first terminal event always fits)."""
         size = _size(event)
-        first_terminal = not self._terminal_seen and isinstance(event, (Complete, Failed))
+        terminal = isinstance(event, (Complete, Failed))
+        if self.first_chunk is None and not terminal:
+            self.first_chunk = time.perf_counter()
+        first_terminal = terminal and not self._terminal_seen
         fits = (
             len(self.events) < self._limits.events - 1
             and self._kept_bytes + size <= self._limits.text_bytes

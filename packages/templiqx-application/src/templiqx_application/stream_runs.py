@@ -37,17 +37,20 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import weakref
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from concurrent.futures import Future
 from dataclasses import dataclass
 from types import TracebackType
+from typing import Any
 
+from templiqx_application import observability
 from templiqx_application.diagnostics import error
 from templiqx_application.execution import (
     CALLER_CANCELLED,
     Execution,
     cancelled_before,
     conclude,
+    end_call,
     runtime_failure,
 )
 from templiqx_application.partial_view import PartialUpdate, PartialView, partial_view_for
@@ -69,6 +72,7 @@ from templiqx_contracts import (
 )
 from templiqx_ports import (
     AsyncRuntimeAdapter,
+    CallFacts,
     CancelToken,
     StreamSink,
     UsageMeter,
@@ -110,6 +114,7 @@ class _Outcome:
     receipt: ExecutionReceipt | None = None
     failure: Diagnostic | None = None
     usage: Usage | None = None
+    facts: CallFacts | None = None
 
 
 def _cancelled() -> Diagnostic:
@@ -123,8 +128,9 @@ def _call_outcome(execution: Execution, call: Callable[[], ExecutionReceipt]) ->
         try:
             receipt = call()
         except Exception as exc:
-            return _Outcome(failure=runtime_failure(execution, exc), usage=meter.usage)
-    return _Outcome(receipt=receipt, usage=meter.usage)
+            failure = runtime_failure(execution, exc)
+            return _Outcome(failure=failure, usage=meter.usage, facts=meter.facts)
+    return _Outcome(receipt=receipt, usage=meter.usage, facts=meter.facts)
 
 
 def _run_sync(execution: Execution, guard: ConsumerGuard) -> _Outcome:
@@ -136,10 +142,24 @@ def _run_sync(execution: Execution, guard: ConsumerGuard) -> _Outcome:
 
 
 class _Run:
-    """What both stream classes share: the prepared execution, the record, the envelope."""
+    """What both stream classes share: the prepared execution, the record, the envelope.
 
-    def __init__(self, prepare: Prepare, limits: StreamLimits, cancel: CancelToken | None) -> None:
+    ``traced``: the arguments to trace the stream with as one ``execute_contract`` operation
+    (its span opens with the stream and ends with its envelope); ``None`` when the caller
+    traces the operation itself (the awaitable ``execute_contract``).
+    """
+
+    def __init__(
+        self,
+        prepare: Prepare,
+        limits: StreamLimits,
+        cancel: CancelToken | None,
+        traced: Mapping[str, Any] | None,
+    ) -> None:
         self._prepare = prepare
+        self._traced = traced
+        self._trace: observability.OperationTrace | None = None
+        self._call: observability.ModelCall | None = None
         self._limits = limits
         self._caller_cancel = cancel
         self._execution: Execution | None = None
@@ -189,10 +209,22 @@ class _Run:
             return self._deliver(events[-1])
         return None
 
+    def _start_trace(self) -> None:
+        if self._traced is not None and self._trace is None:
+            self._trace = observability.operation("execute_contract", self._traced)
+
+    def _settle(self, envelope: OperationEnvelope) -> OperationEnvelope:
+        """The stream's envelope is known: keep it, and end the operation's trace."""
+        self._envelope = envelope
+        trace, self._trace = self._trace, None
+        if trace is not None:
+            trace.finish(envelope)
+        return envelope
+
     def _prepared(self, prepared: Execution | OperationEnvelope) -> None:
         self._opened = True
         if isinstance(prepared, OperationEnvelope):
-            self._envelope = prepared
+            self._settle(prepared)
         else:
             self._execution = prepared
             self._partial = partial_view_for(prepared.request.interaction)
@@ -204,24 +236,39 @@ class _Run:
             return None
         execution = self._execution
         if self._caller_cancel is not None and self._caller_cancel.is_set():
-            self._envelope = cancelled_before(execution, stream=True)
+            self._settle(cancelled_before(execution, stream=True))
             return None
         record = StreamRecord(self._limits)
         self._guard = ConsumerGuard(record, sink, EitherCancel(self._caller_cancel))
+        parent = None if self._trace is None else self._trace.context()
+        self._call = observability.model_call(execution, stream=True, parent=parent)
         return execution, self._guard
 
     def _finish(self, outcome: _Outcome) -> OperationEnvelope:
         if self._envelope is None:
             assert self._execution is not None
             usage = outcome.usage
-            if usage is None and self._meter is not None:
-                usage = self._meter.usage
-            self._envelope = conclude(
-                self._execution,
-                receipt=outcome.receipt,
-                failure=outcome.failure,
-                guard=self._guard,
-                usage=usage,
+            facts = outcome.facts
+            if self._meter is not None:
+                usage = usage if usage is not None else self._meter.usage
+                facts = facts if facts is not None else self._meter.facts
+            if self._call is not None:
+                guard = self._guard
+                self._call.end(
+                    receipt=outcome.receipt,
+                    failure=outcome.failure,
+                    usage=usage,
+                    facts=facts,
+                    first_chunk=None if guard is None else guard.record.first_chunk,
+                )
+            return self._settle(
+                conclude(
+                    self._execution,
+                    receipt=outcome.receipt,
+                    failure=outcome.failure,
+                    guard=self._guard,
+                    usage=usage,
+                )
             )
         return self._envelope
 
@@ -230,7 +277,8 @@ class _Run:
         if self._envelope is None and self._guard is None:
             self._opened = True
             execution = self._execution if self._execution is not None else "execute_contract"
-            self._envelope = cancelled_before(execution, stream=True)
+            self._start_trace()
+            self._settle(cancelled_before(execution, stream=True))
 
     @property
     def ok(self) -> bool:
@@ -275,8 +323,10 @@ class ContractStream(_Run):
         pool: WorkerPool,
         limits: StreamLimits,
         cancel: CancelToken | None = None,
+        *,
+        traced: Mapping[str, Any] | None = None,
     ) -> None:
-        super().__init__(prepare, limits, cancel)
+        super().__init__(prepare, limits, cancel, traced)
         self._pool = pool
         self._channel: EventChannel[StreamEvent] | None = None
         self._future: Future[_Outcome] | None = None
@@ -284,7 +334,10 @@ class ContractStream(_Run):
     def open(self) -> ContractStream:
         """Load, compile and check (once); afterwards :attr:`ok` says whether it may run."""
         if not self._opened:
-            self._prepared(self._prepare())
+            self._start_trace()
+            with observability.active(self._trace):
+                prepared = self._prepare()
+            self._prepared(prepared)
         return self
 
     def __enter__(self) -> ContractStream:
@@ -324,7 +377,7 @@ class ContractStream(_Run):
             started = self._begin(channel.offer)
             if started is not None:
                 self._channel = channel
-                self._future = self._pool.submit(_job(*started, channel))
+                self._future = self._pool.submit(_job(*started, channel, self._call))
                 weakref.finalize(self, _abandon, channel, started[1].cancel)
         if self._channel is None or self._future is None or self._envelope is not None:
             owed = self._owed_terminal()
@@ -361,13 +414,18 @@ class ContractStream(_Run):
 
 
 def _job(
-    execution: Execution, guard: ConsumerGuard, channel: EventChannel[StreamEvent]
+    execution: Execution,
+    guard: ConsumerGuard,
+    channel: EventChannel[StreamEvent],
+    call: observability.ModelCall | None,
 ) -> Callable[[], _Outcome]:
-    """The worker's part of a stream: run the runtime, then mark the channel's end."""
+    """The worker's part of a stream: run the runtime (its model call's span current), then
+    mark the channel's end."""
 
     def job() -> _Outcome:
         try:
-            return _run_sync(execution, guard)
+            with observability.active(call):
+                return _run_sync(execution, guard)
         finally:
             channel.finish()
 
@@ -392,8 +450,10 @@ class AsyncContractStream(_Run):
         pool: WorkerPool,
         limits: StreamLimits,
         cancel: CancelToken | None = None,
+        *,
+        traced: Mapping[str, Any] | None = None,
     ) -> None:
-        super().__init__(prepare, limits, cancel)
+        super().__init__(prepare, limits, cancel, traced)
         self._pool = pool
         self._events: AsyncIterator[StreamEvent] | None = None
         self._terminal: StreamEvent | None = None
@@ -404,7 +464,10 @@ class AsyncContractStream(_Run):
     async def open(self) -> AsyncContractStream:
         """Load, compile and check (once, on a worker thread); then :attr:`ok` is known."""
         if not self._opened:
-            self._prepared(await self._pool.run(self._prepare))
+            self._start_trace()
+            with observability.active(self._trace):  # the worker runs in a copy of this context
+                prepared = await self._pool.run(self._prepare)
+            self._prepared(prepared)
         return self
 
     async def __aenter__(self) -> AsyncContractStream:
@@ -450,8 +513,11 @@ class AsyncContractStream(_Run):
         if execution is not None and isinstance(execution.runtime, AsyncRuntimeAdapter):
             started = self._begin(None)
             if started is not None:
-                # Every pull runs in one context where a usage meter is open (see _step).
+                # Every pull runs in one context where a usage meter is open (see _step) and
+                # the model call's span is current.
                 self._meter, self._context = metered_context()
+                if self._call is not None:
+                    self._call.attach_to(self._context)
                 self._events = execution.runtime.aexecute_streaming(
                     execution.request, cancel=started[1].cancel
                 )
@@ -460,7 +526,7 @@ class AsyncContractStream(_Run):
         started = self._begin(channel.offer)
         if started is not None:
             self._channel = channel
-            self._future = self._pool.submit(_job(*started, channel))
+            self._future = self._pool.submit(_job(*started, channel, self._call))
 
     async def _next_from_worker(self, channel: EventChannel[StreamEvent]) -> StreamEvent:
         item = await channel.aget()
@@ -639,15 +705,38 @@ async def aexecute(
     if cancel is not None and cancel.is_set():
         return cancelled_before(prepared, stream=False)
     runtime = prepared.runtime
+    call = observability.model_call(prepared, stream=False)  # None unless a host set up OTel
     if isinstance(runtime, AsyncRuntimeAdapter):
-        with usage_meter() as meter:  # this task's context: the runtime reports usage here
+        # This task's context: the runtime reports usage here, and sees the call's span.
+        with usage_meter() as meter, observability.active(call):
             try:
                 receipt = await runtime.aexecute(prepared.request)
             except Exception as exc:
                 failure = runtime_failure(prepared, exc)
+                if call is not None:
+                    end_call(call, meter, failure=failure)
                 return conclude(prepared, failure=failure, usage=meter.usage)
+            except BaseException:
+                if call is not None:
+                    end_call(call, meter, failure=_cancelled())
+                raise
+        if call is not None:
+            end_call(call, meter, receipt=receipt)
         return conclude(prepared, receipt=receipt, usage=meter.usage)
-    outcome = await pool.run(
-        lambda: _call_outcome(prepared, lambda: runtime.execute(prepared.request))
-    )
+    with observability.active(call):  # the worker runs in a copy of this context
+        try:
+            outcome = await pool.run(
+                lambda: _call_outcome(prepared, lambda: runtime.execute(prepared.request))
+            )
+        except BaseException:
+            if call is not None:
+                call.end(failure=_cancelled())
+            raise
+    if call is not None:
+        call.end(
+            receipt=outcome.receipt,
+            failure=outcome.failure,
+            usage=outcome.usage,
+            facts=outcome.facts,
+        )
     return conclude(prepared, receipt=outcome.receipt, failure=outcome.failure, usage=outcome.usage)

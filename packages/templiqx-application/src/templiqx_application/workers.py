@@ -25,6 +25,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Generic, TypeVar
 
+from templiqx_application.observability import carried
 from templiqx_core.fuel import CallCancelledError, cancelled_by
 
 if TYPE_CHECKING:  # asyncio is imported where it is used: blocking callers never pay for it
@@ -105,14 +106,19 @@ class WorkerPool:
         self._executor: ThreadPoolExecutor | None = None
 
     def submit(self, work: Callable[[], T]) -> Future[T]:
-        """Run ``work()`` on a worker thread."""
+        """Run ``work()`` on a worker thread.
+
+        When the caller is being traced, the worker runs in the caller's trace context (the
+        current span, the operation being traced), so work done for a traced call stays in its
+        trace (:func:`~templiqx_application.observability.carried`).
+        """
         with self._lock:
             if self._executor is None:
                 self._executor = ThreadPoolExecutor(
                     max_workers=self.max_threads, thread_name_prefix="templiqx-worker"
                 )
             executor = self._executor
-        return executor.submit(work)
+        return executor.submit(carried(work))
 
     async def run(self, work: Callable[[], T]) -> T:
         """Await ``work()`` run on a worker thread; the loop keeps running meanwhile.

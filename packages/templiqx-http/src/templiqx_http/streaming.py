@@ -28,7 +28,7 @@ import asyncio
 import contextlib
 import logging
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 from starlette.types import Receive, Scope, Send
@@ -143,7 +143,9 @@ async def stream_execution(
     events, which cost more than relaying the event.)
     """
     arguments = {name: value for name, value in bound.items() if name != "stream"}
-    if endpoint.runtime_check is not None and await asyncio.to_thread(endpoint.runtime_check):
+    check = endpoint.runtime_check
+    problems: Sequence[str] = () if check is None else await asyncio.to_thread(check)
+    if problems:
         # the runtime's settings are incomplete: the call fails before any model call, so it
         # is answered as JSON (its envelope, as without the header), not as a 200 stream
         collected = {**arguments, "stream": True}

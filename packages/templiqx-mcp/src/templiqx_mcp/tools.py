@@ -52,6 +52,7 @@ from templiqx_mcp.schemas import input_schema, output_schema
 from templiqx_mcp.weight import is_small
 from templiqx_mcp.wire import MAX_LINE_BYTES
 from templiqx_ports import LIVE_RUNTIME, RuntimeReach
+from templiqx_ports.telemetry import continued_trace
 
 __all__ = [
     "INVALID_PARAMS",
@@ -305,12 +306,14 @@ class ToolSet:
             return _argument_error("; ".join(d.message for d in problems))
         name = spec.name
         service = self._service
-        async with self._lanes.lane(lane_key(bound)):
-            token = _progress_token(ctx)
-            if name == _STREAMS and bound.get("stream") is True and token is not None:
-                envelope = await stream_with_progress(service, bound, _sender(ctx, token))
-            else:
-                envelope = await service.ainvoke_bound(name, bound)
+        # A traceparent in the request's _meta: the call's spans join the caller's trace.
+        with continued_trace(ctx.meta):
+            async with self._lanes.lane(lane_key(bound)):
+                token = _progress_token(ctx)
+                if name == _STREAMS and bound.get("stream") is True and token is not None:
+                    envelope = await stream_with_progress(service, bound, _sender(ctx, token))
+                else:
+                    envelope = await service.ainvoke_bound(name, bound)
         structured = ctx.session.protocol_version >= STRUCTURED_SINCE
         if is_small(envelope.result) and is_small(envelope.stream_events):
             return envelope_result(envelope, structured=structured)

@@ -3,7 +3,9 @@
 The runtime port (:class:`RuntimeAdapter`), the storage ports (:class:`PackageStore`,
 :class:`ArtifactWorkspace`), the port error family with stable ``TQX_*`` codes, and the stream
 grammar check :func:`validate_event_order`, and the usage meter through which a runtime reports
-what a call cost (:func:`usage_meter`, :func:`report_usage`).
+what a call cost (:func:`usage_meter`, :func:`report_usage`) and what telemetry records of it
+(:func:`report_call`, :func:`report_response`). :mod:`templiqx_ports.telemetry` is the
+dependency-free door to OpenTelemetry (spans and metrics only when a host configured an SDK).
 """
 
 from templiqx_ports.errors import (
@@ -40,7 +42,15 @@ from templiqx_ports.runtime import (
     validate_event_order,
 )
 from templiqx_ports.store import ArtifactWorkspace, ContractGuard, OutputLease, PackageStore
-from templiqx_ports.usage import UsageMeter, metered_context, report_usage, usage_meter
+from templiqx_ports.usage import (
+    CallFacts,
+    UsageMeter,
+    metered_context,
+    report_call,
+    report_response,
+    report_usage,
+    usage_meter,
+)
 
 __version__ = "0.2.0"
 
@@ -51,6 +61,7 @@ __all__ = [
     "ArtifactWorkspace",
     "AsyncRuntimeAdapter",
     "BusyError",
+    "CallFacts",
     "CancelToken",
     "ConflictError",
     "ContractGuard",
@@ -80,6 +91,8 @@ __all__ = [
     "__version__",
     "failed_event",
     "metered_context",
+    "report_call",
+    "report_response",
     "report_usage",
     "usage_meter",
     "validate_event_order",

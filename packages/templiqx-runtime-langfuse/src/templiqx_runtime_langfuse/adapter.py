@@ -28,6 +28,7 @@ from templiqx_runtime_langfuse.ingestion import (
     emit_trace,
     trace_transport,
 )
+from templiqx_runtime_langfuse.otlp import aemit_otlp, emit_otlp
 from templiqx_runtime_langfuse.settings import HELP_FOR_LANGFUSE_SETTINGS, LangfuseSettings
 from templiqx_runtime_openai import (
     HELP_FOR_MODEL_SETTINGS,
@@ -80,9 +81,11 @@ class LangfuseRuntime(RuntimeAdapter, AsyncRuntimeAdapter):
     * Failures are those of the OpenAI client, attributed to ``templiqx-runtime-langfuse``; a
       server's message shown in one has the Langfuse keys redacted as well as the model key.
     * After every execution — success, schema-invalid output or failure — one best-effort trace
-      is sent (see :mod:`templiqx_runtime_langfuse.ingestion`); it can delay the call by at
-      most ``langfuse.timeout_ms`` and never changes its outcome. Token usage goes into the
-      trace and to the caller's usage meter.
+      is sent to the ingestion API (:mod:`templiqx_runtime_langfuse.ingestion`), to Langfuse's
+      OTLP endpoint (:mod:`templiqx_runtime_langfuse.otlp`), or to both, as
+      ``langfuse.export`` says; each can delay the call by at most ``langfuse.timeout_ms`` and
+      never changes its outcome. Token usage goes into the trace and to the caller's usage
+      meter.
     * Streaming keeps the port's default projection: one ``Complete`` or one ``Failed``.
     * Natively async too: :meth:`aexecute` awaits the client's ``acomplete`` and sends the
       trace with the async transport (no thread, same trace, same bound); ``aexecute_streaming``
@@ -247,8 +250,23 @@ class LangfuseRuntime(RuntimeAdapter, AsyncRuntimeAdapter):
             output=output,
             output_fingerprint=receipt.output_fingerprint,
             output_schema_valid=receipt.output_schema_valid,
+            response_id=result.response_id,
+            response_model=result.response_model,
+            finish_reason=result.finish_reason,
         )
         return receipt, done
+
+    def _send(self, langfuse: LangfuseSettings, record: TraceRecord) -> None:
+        if langfuse.export.ingestion:
+            emit_trace(self._tracing, langfuse, record, time.time())
+        if langfuse.export.otlp:
+            emit_otlp(self._tracing, langfuse, record)
+
+    async def _asend(self, langfuse: LangfuseSettings, record: TraceRecord) -> None:
+        if langfuse.export.ingestion:
+            await aemit_trace(self._async_tracer(), langfuse, record, time.time())
+        if langfuse.export.otlp:
+            await aemit_otlp(self._async_tracer(), langfuse, record)
 
     def _async_tracer(self) -> AsyncTransport:
         tracing = self._async_tracing
@@ -265,11 +283,10 @@ class LangfuseRuntime(RuntimeAdapter, AsyncRuntimeAdapter):
         try:
             result = client.complete(request.interaction)
         except RuntimeFailureError as error:
-            failed = replace(base, ended=time.time(), failure=error.failure)
-            emit_trace(self._tracing, langfuse, failed, time.time())
+            self._send(langfuse, replace(base, ended=time.time(), failure=error.failure))
             raise
         receipt, done = self._concluded(request, base, result)
-        emit_trace(self._tracing, langfuse, done, time.time())
+        self._send(langfuse, done)
         return receipt
 
     async def aexecute(self, request: ExecutionRequest) -> ExecutionReceipt:
@@ -278,11 +295,10 @@ class LangfuseRuntime(RuntimeAdapter, AsyncRuntimeAdapter):
         try:
             result = await client.acomplete(request.interaction)
         except RuntimeFailureError as error:
-            failed = replace(base, ended=time.time(), failure=error.failure)
-            await aemit_trace(self._async_tracer(), langfuse, failed, time.time())
+            await self._asend(langfuse, replace(base, ended=time.time(), failure=error.failure))
             raise
         receipt, done = self._concluded(request, base, result)
-        await aemit_trace(self._async_tracer(), langfuse, done, time.time())
+        await self._asend(langfuse, done)
         return receipt
 
 

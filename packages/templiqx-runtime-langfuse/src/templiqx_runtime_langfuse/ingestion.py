@@ -81,6 +81,9 @@ class TraceRecord:
     output_fingerprint: str | None = None
     output_schema_valid: bool | None = None
     failure: RuntimeFailure | None = None
+    response_id: str | None = None
+    response_model: str | None = None
+    finish_reason: str | None = None
     ids: tuple[str, str, str, str] = field(
         default_factory=lambda: (
             uuid.uuid4().hex,

@@ -18,6 +18,7 @@ from templiqx_runtime_openai import (
 __all__ = [
     "DEFAULT_TRACE_TIMEOUT_MS",
     "HELP_FOR_LANGFUSE_SETTINGS",
+    "ExportMode",
     "LangfuseSettings",
     "PayloadPolicy",
 ]
@@ -29,7 +30,8 @@ DEFAULT_TRACE_TIMEOUT_MS: Final = 2000
 HELP_FOR_LANGFUSE_SETTINGS: Final = (
     "set LANGFUSE_HOST (e.g. https://cloud.langfuse.com), LANGFUSE_PUBLIC_KEY and "
     "LANGFUSE_SECRET_KEY in the environment of this process; TEMPLIQX_LANGFUSE_PAYLOAD "
-    "(full or fingerprints_only) and TEMPLIQX_LANGFUSE_TIMEOUT_MS are optional"
+    "(full or fingerprints_only), TEMPLIQX_LANGFUSE_EXPORT (ingestion, otlp or both) and "
+    "TEMPLIQX_LANGFUSE_TIMEOUT_MS are optional"
 )
 
 
@@ -42,6 +44,27 @@ class PayloadPolicy(StrEnum):
     """The reference behaviour: the prompt messages and the output too."""
 
 
+class ExportMode(StrEnum):
+    """Which Langfuse endpoint traces go to."""
+
+    INGESTION = "ingestion"
+    """The batch ingestion API, as the reference does (the default)."""
+    OTLP = "otlp"
+    """Langfuse's OpenTelemetry endpoint (``/api/public/otel/v1/traces``), OTLP/HTTP JSON."""
+    BOTH = "both"
+    """Both, one after the other (e.g. while moving dashboards from one to the other)."""
+
+    @property
+    def ingestion(self) -> bool:
+        """Whether traces go to the ingestion API."""
+        return self is not ExportMode.OTLP
+
+    @property
+    def otlp(self) -> bool:
+        """Whether traces go to the OTLP endpoint."""
+        return self is not ExportMode.INGESTION
+
+
 @dataclass(frozen=True, slots=True)
 class LangfuseSettings:
     """How to reach Langfuse. ``repr()`` never shows either key."""
@@ -51,6 +74,7 @@ class LangfuseSettings:
     secret_key: str = field(repr=False)
     payload_policy: PayloadPolicy = PayloadPolicy.FINGERPRINTS_ONLY
     timeout_ms: int = DEFAULT_TRACE_TIMEOUT_MS
+    export: ExportMode = ExportMode.INGESTION
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "host", check_http_url("langfuse host", self.host))
@@ -60,6 +84,10 @@ class LangfuseSettings:
             object.__setattr__(self, "payload_policy", PayloadPolicy(self.payload_policy))
         except ValueError:
             raise SettingsError("payload_policy must be 'full' or 'fingerprints_only'") from None
+        try:
+            object.__setattr__(self, "export", ExportMode(self.export))
+        except ValueError:
+            raise SettingsError("export must be 'ingestion', 'otlp' or 'both'") from None
         timeout = self.timeout_ms
         if isinstance(timeout, bool) or not isinstance(timeout, int) or timeout <= 0:
             raise SettingsError("timeout_ms must be a positive integer")
@@ -70,6 +98,11 @@ class LangfuseSettings:
         return self.host + "/api/public/ingestion"
 
     @property
+    def otlp_url(self) -> str:
+        """``{host}/api/public/otel/v1/traces`` (the OpenTelemetry traces endpoint)."""
+        return self.host + "/api/public/otel/v1/traces"
+
+    @property
     def authorization(self) -> str:
         """``Basic base64(public_key:secret_key)``."""
         token = base64.b64encode(f"{self.public_key}:{self.secret_key}".encode("ascii"))
@@ -78,7 +111,8 @@ class LangfuseSettings:
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> LangfuseSettings:
         """Read ``LANGFUSE_HOST``, ``LANGFUSE_PUBLIC_KEY``, ``LANGFUSE_SECRET_KEY`` (required),
-        ``TEMPLIQX_LANGFUSE_PAYLOAD`` (``full`` or ``fingerprints_only``, the default) and
+        ``TEMPLIQX_LANGFUSE_PAYLOAD`` (``full`` or ``fingerprints_only``, the default),
+        ``TEMPLIQX_LANGFUSE_EXPORT`` (``ingestion``, the default, ``otlp`` or ``both``) and
         ``TEMPLIQX_LANGFUSE_TIMEOUT_MS`` (default 2000); every problem in one error."""
         reader = EnvReader(environ)
         settings = cls.read(reader)
@@ -100,6 +134,9 @@ class LangfuseSettings:
             reader.problems.append(
                 "TEMPLIQX_LANGFUSE_PAYLOAD must be 'full' or 'fingerprints_only'"
             )
+        raw_export = reader.environ.get("TEMPLIQX_LANGFUSE_EXPORT", "").strip()
+        if raw_export and raw_export not in {m.value for m in ExportMode}:
+            reader.problems.append("TEMPLIQX_LANGFUSE_EXPORT must be 'ingestion', 'otlp' or 'both'")
         timeout_ms = reader.positive_int("TEMPLIQX_LANGFUSE_TIMEOUT_MS", DEFAULT_TRACE_TIMEOUT_MS)
         if host is None or public_key is None or secret_key is None:
             return None
@@ -113,4 +150,5 @@ class LangfuseSettings:
             if raw_policy
             else PayloadPolicy.FINGERPRINTS_ONLY,
             timeout_ms=timeout_ms,
+            export=ExportMode(raw_export) if raw_export else ExportMode.INGESTION,
         )

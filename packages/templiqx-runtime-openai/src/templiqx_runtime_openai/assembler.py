@@ -35,6 +35,7 @@ from templiqx_runtime_openai.wire import (
     ToolCallPart,
     Usage,
     chunk_decoder,
+    head_decoder,
     response_decoder,
 )
 
@@ -64,6 +65,7 @@ class StreamAssembler:
         "_content_seen",
         "_decoder",
         "_finish",
+        "_head",
         "_last_index",
         "_max_line",
         "_max_output",
@@ -96,6 +98,7 @@ class StreamAssembler:
         self._finish: str | None = None
         self._usage: Usage | None = None
         self._saw_choice = False
+        self._head: tuple[str | None, str | None] | None = None
         self.done = False
         self.failure: RuntimeFailureError | None = None
 
@@ -138,6 +141,9 @@ class StreamAssembler:
                 chunk = decode(payload)
             except msgspec.DecodeError:
                 raise self._invalid(Detail.MALFORMED_EVENT) from None
+            if self._head is None:
+                head = head_decoder.decode(payload)
+                self._head = (_text(head.id), _text(head.model))
             if chunk.error is not None:
                 raise in_band_failure(self._source, chunk.error)
             if chunk.usage is not None:
@@ -192,13 +198,21 @@ class StreamAssembler:
 
     def result(self) -> Assembled:
         """The whole completion (call once :attr:`done` is true)."""
+        head = self._head if self._head is not None else (None, None)
         return Assembled(
             "".join(self._content) if self._content_seen else None,
             "".join(self._refusal) if self._refusal else None,
             [self._calls[index] for index in sorted(self._calls)],
             self._finish,
             self._usage,
+            head[0],
+            head[1],
         )
+
+
+def _text(value: object) -> str | None:
+    """A server-given identifier, if it is a short string (it only labels telemetry)."""
+    return value if isinstance(value, str) and len(value) <= 256 else None
 
 
 def _checked_field(assembler: StreamAssembler, field: str, value: str, limit: int) -> str:
@@ -231,4 +245,12 @@ def decode_completion(data: bytes, source: FailureSource) -> Assembled:
         )
         for call in message.tool_calls or ()
     ]
-    return Assembled(message.content, message.refusal, calls, choice.finish_reason, response.usage)
+    return Assembled(
+        message.content,
+        message.refusal,
+        calls,
+        choice.finish_reason,
+        response.usage,
+        _text(response.id),
+        _text(response.model),
+    )

@@ -44,7 +44,7 @@ import logging
 import ssl
 import threading
 import weakref
-from collections.abc import AsyncGenerator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
 from typing import Final, TypeVar
 
 import httpx2
@@ -424,8 +424,11 @@ class AsyncTransport:
         timeout_ms: int,
         cancel: CancelToken | None = None,
         accept: str = "application/json",
+        headers: Mapping[str, str] | None = None,
     ) -> AsyncCall:
         """POST ``body`` (JSON) and return the call once response headers have arrived.
+
+        ``headers``: more headers to send (the caller's trace context, for one).
 
         Raises :class:`RuntimeFailureError` for connection problems, the deadline or a
         cancellation before the headers (a token already set sends nothing). The caller must
@@ -435,14 +438,15 @@ class AsyncTransport:
             raise self.source.error(RuntimeFailureCode.CANCELLED, Detail.CANCELLED)
         client = await self._client()
         call = AsyncCall(self.source, timeout_ms, cancel)
-        headers = {
+        sent = {
+            **(headers or {}),
             "Content-Type": "application/json",
             "Accept": accept,
             "Authorization": authorization,
         }
 
         async def send() -> httpx2.Response:
-            request = client.build_request("POST", url, content=body, headers=headers)
+            request = client.build_request("POST", url, content=body, headers=sent)
             return await client.send(request, stream=True)
 
         try:

@@ -13,6 +13,11 @@ the sink and honours cancellation between events. A complete stream's connection
 the pool (:meth:`Call.finish`); any other is discarded. Token usage, when the server reports it,
 goes to the caller's usage meter (:func:`templiqx_ports.report_usage`).
 
+Telemetry: each request carries the caller's W3C trace context (``traceparent``, when a host set
+up OpenTelemetry and a span is current), so a gateway that traces joins the caller's trace; the
+client reports who it asked and what answered to the meter (:func:`templiqx_ports.report_call`,
+:func:`templiqx_ports.report_response`) for the application's model-call span.
+
 Each call has an async twin for event loops — :meth:`ChatClient.acomplete` and
 :meth:`ChatClient.astream` — over :class:`~.async_transport.AsyncTransport` (httpx2, no thread
 per call). The twins share everything but the I/O: the request body, the status handling, the
@@ -28,6 +33,7 @@ import weakref
 from collections.abc import AsyncGenerator, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
+from urllib.parse import urlsplit
 
 from templiqx_contracts import CompiledInteraction, Delta, ToolCallDelta
 from templiqx_ports import (
@@ -35,8 +41,11 @@ from templiqx_ports import (
     RuntimeFailureCode,
     RuntimeFailureError,
     StreamSink,
+    report_call,
+    report_response,
     report_usage,
 )
+from templiqx_ports.telemetry import trace_headers
 from templiqx_runtime_openai.advice import Advisor
 from templiqx_runtime_openai.assembler import StreamAssembler, decode_completion
 from templiqx_runtime_openai.completion import Assembled, final_output
@@ -63,6 +72,8 @@ if TYPE_CHECKING:
 __all__ = ["ChatClient", "ChatResult", "ChatStream"]
 
 _EVENT_STREAM: Final = "text/event-stream"
+PROVIDER: Final = "openai"
+"""``gen_ai.provider.name`` of an OpenAI-compatible API (the conventions' name for it)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +92,8 @@ class ChatResult:
     started: float
     ended: float
     first_token: float | None = None
+    response_id: str | None = None
+    response_model: str | None = None
 
 
 class ChatStream:
@@ -164,6 +177,19 @@ class ChatClient:
         ] = weakref.WeakKeyDictionary()
         self._lock = threading.Lock()
         self._authorization = f"Bearer {settings.api_key}"
+        endpoint = urlsplit(settings.completions_url)  # host and port only, never credentials
+        self._server = (
+            endpoint.hostname,
+            endpoint.port or (443 if endpoint.scheme == "https" else 80),
+        )
+
+    def _report_call(self) -> None:
+        report_call(
+            provider=PROVIDER,
+            model=self.settings.model,
+            server_address=self._server[0],
+            server_port=self._server[1],
+        )
 
     def __repr__(self) -> str:
         return f"ChatClient({self.settings!r}, {self.source!r})"
@@ -243,6 +269,7 @@ class ChatClient:
 
     def _post(self, body: bytes, cancel: CancelToken | None, accept: str) -> Call:
         settings = self.settings
+        self._report_call()
         call = self._transport.post(
             settings.completions_url,
             body,
@@ -250,6 +277,7 @@ class ChatClient:
             timeout_ms=settings.timeout_ms,
             cancel=cancel,
             accept=accept,
+            headers=trace_headers(),
         )
         response = call.response
         assert response is not None
@@ -264,6 +292,7 @@ class ChatClient:
 
     async def _apost(self, body: bytes, cancel: CancelToken | None, accept: str) -> AsyncCall:
         settings = self.settings
+        self._report_call()
         transport = await self.aasync_transport()
         call = await transport.post(
             settings.completions_url,
@@ -272,6 +301,7 @@ class ChatClient:
             timeout_ms=settings.timeout_ms,
             cancel=cancel,
             accept=accept,
+            headers=trace_headers(),
         )
         response = call.response
         assert response is not None
@@ -334,9 +364,23 @@ class ChatClient:
     ) -> ChatResult:
         if assembled.usage is not None:
             report_usage(usage_of(assembled.usage))  # reported even if the output is unusable
+        finish = assembled.finish_reason
+        report_response(
+            response_id=assembled.response_id,
+            model=assembled.response_model,
+            finish_reasons=(finish,) if finish else (),
+        )
         output = final_output(assembled, structured=is_structured(interaction), source=self.source)
         return ChatResult(
-            output, assembled.usage, assembled.finish_reason, body, started, ended, first_token
+            output,
+            assembled.usage,
+            finish,
+            body,
+            started,
+            ended,
+            first_token,
+            assembled.response_id,
+            assembled.response_model,
         )
 
     # -- streamed ----------------------------------------------------------------------------

@@ -71,6 +71,10 @@ class Assembled:
     tool_calls: list[AssembledToolCall]
     finish_reason: str | None
     usage: Usage | None
+    response_id: str | None = None
+    """The completion's ``id``, when the server sent a string (telemetry only)."""
+    response_model: str | None = None
+    """The ``model`` that answered, when the server said (telemetry only)."""
 
 
 def final_output(assembled: Assembled, *, structured: bool, source: FailureSource) -> Any:

@@ -32,7 +32,7 @@ import socket
 import threading
 import time
 import weakref
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any, Final, Literal
 
 import requests
@@ -489,8 +489,11 @@ class Transport:
         timeout_ms: int,
         cancel: CancelToken | None = None,
         accept: str = "application/json",
+        headers: Mapping[str, str] | None = None,
     ) -> Call:
         """POST ``body`` (JSON) and return the call once response headers have arrived.
+
+        ``headers``: more headers to send (the caller's trace context, for one).
 
         Raises :class:`RuntimeFailureError` for connection problems, the deadline or a
         cancellation before the headers. The caller must close the returned call.
@@ -505,7 +508,7 @@ class Transport:
             response = self._session().post(
                 url,
                 data=body,
-                headers={"Content-Type": "application/json", "Accept": accept},
+                headers={**(headers or {}), "Content-Type": "application/json", "Accept": accept},
                 auth=_HeaderAuth(authorization),
                 stream=True,
                 allow_redirects=False,

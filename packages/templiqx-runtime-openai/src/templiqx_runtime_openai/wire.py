@@ -2,8 +2,9 @@
 
 Responses and stream chunks are decoded with msgspec into Structs that declare only the fields
 the adapter uses; every other field is skipped by the decoder without being materialized
-(``id``, ``model``, ``logprobs``, ``system_fingerprint``, ...). Unknown fields never fail a
-decode; a known field of the wrong type does (→ ``TQX_RUNTIME_INVALID_RESPONSE``).
+(``logprobs``, ``system_fingerprint``, ...). A stream's ``id`` and ``model`` (the same in every
+chunk) are read from its first chunk only (:data:`head_decoder`), for telemetry. Unknown fields
+never fail a decode; a known field of the wrong type does (→ ``TQX_RUNTIME_INVALID_RESPONSE``).
 """
 
 from __future__ import annotations
@@ -22,9 +23,11 @@ __all__ = [
     "STRUCTURED_OUTPUT",
     "ChatResponse",
     "StreamChunk",
+    "StreamHead",
     "Usage",
     "build_body",
     "chunk_decoder",
+    "head_decoder",
     "encode_body",
     "is_structured",
     "response_decoder",
@@ -101,6 +104,13 @@ class StreamChunk(msgspec.Struct, gc=False):
     error: Any = None
 
 
+class StreamHead(msgspec.Struct, gc=False):
+    """The identity of a streamed completion, read from its first chunk."""
+
+    id: Any = None
+    model: Any = None
+
+
 # --- whole responses --------------------------------------------------------------------------
 
 
@@ -133,9 +143,12 @@ class ChatResponse(msgspec.Struct, gc=False):
     choices: list[ResponseChoice] | None = None
     usage: Usage | None = None
     error: Any = None
+    id: Any = None
+    model: Any = None
 
 
 chunk_decoder: Final = msgspec.json.Decoder(StreamChunk)
+head_decoder: Final = msgspec.json.Decoder(StreamHead)
 response_decoder: Final = msgspec.json.Decoder(ChatResponse)
 _encoder: Final = msgspec.json.Encoder()
 

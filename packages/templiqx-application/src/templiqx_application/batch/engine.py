@@ -41,7 +41,7 @@ from typing import Any
 
 import msgspec
 
-from templiqx_application import execution, packages
+from templiqx_application import execution, observability, packages
 from templiqx_application.batch.ledger import BatchLedger, CachedAnswer, MemoryLedger, ResultCache
 from templiqx_application.batch.pacing import (
     AdaptiveLimit,
@@ -76,6 +76,7 @@ from templiqx_contracts import (
 )
 from templiqx_ports import (
     AsyncRuntimeAdapter,
+    CallFacts,
     CancelToken,
     PortError,
     RuntimeAdapter,
@@ -174,6 +175,7 @@ class _Call:
     error: Exception | None
     usage: Usage | None
     latency_ms: float
+    facts: CallFacts | None = None
 
 
 @dataclass(frozen=True)
@@ -270,6 +272,7 @@ class BatchEngine:
         self.scope = f"{descriptor.id}/{descriptor.version}"
         self._completion_estimate = 0.0
         self._completions_seen = 0
+        self._trace: observability.BatchTrace | None = None
 
     # --- control ------------------------------------------------------------------------------
 
@@ -344,6 +347,7 @@ class BatchEngine:
             raise RuntimeError("a batch engine runs once")
         self._started = True
         self._began = self._clock()
+        self._trace = observability.batch_trace(self.package, self.contract)
         try:
             if not await self._setup():
                 return
@@ -373,6 +377,15 @@ class BatchEngine:
                 await self._shutdown()
         finally:
             self._ended = self._clock()
+            if self._trace is not None:
+                built = self._summary
+                self._trace.finish(
+                    built.rows,
+                    built.succeeded,
+                    built.failed,
+                    self.interrupted,
+                    self._setup_problems,
+                )
 
     def _watch_token(self) -> asyncio.Task[None] | None:
         token = self._cancel_token
@@ -475,13 +488,12 @@ class BatchEngine:
         turn: asyncio.Future[None],
     ) -> None:
         try:
-            if self._on_row is None:
-                result = await self._row(row, previous, turn)
+            if self._trace is None:
+                result = await self._hooked(row, previous, turn)
             else:
-                with self._on_row(row) as finish:
-                    result = await self._row(row, previous, turn)
-                    if callable(finish):
-                        finish(result)
+                with self._trace.row(row.index, row.id) as traced:
+                    result = await self._hooked(row, previous, turn)
+                    traced.result(result.contract, result.ok, result.source, result.diagnostics)
         except asyncio.CancelledError:
             return  # stopped: the row is not done, a resumed run executes it
         except Exception as exc:  # an engine bug must not end the whole run
@@ -497,6 +509,18 @@ class BatchEngine:
                 source="refused",
             )
         out.put_nowait(self._scored(row, result))
+
+    async def _hooked(
+        self, row: BatchRow, previous: asyncio.Future[None] | None, turn: asyncio.Future[None]
+    ) -> BatchResult:
+        """One row inside the caller's ``on_row`` hook, when there is one."""
+        if self._on_row is None:
+            return await self._row(row, previous, turn)
+        with self._on_row(row) as finish:
+            result = await self._row(row, previous, turn)
+            if callable(finish):
+                finish(result)
+        return result
 
     # --- one row ------------------------------------------------------------------------------
 
@@ -753,6 +777,21 @@ class BatchEngine:
         return result
 
     async def _call(self, prepared: execution.Execution) -> _Call:
+        """One attempt: one model call (traced as one, a child of the row's span)."""
+        traced = observability.model_call(prepared, stream=False)  # None unless OTel is set up
+        if traced is None:
+            return await self._attempt(prepared)
+        with traced.active():  # a worker runs in a copy of this context
+            try:
+                call = await self._attempt(prepared)
+            except BaseException:
+                traced.end(failure=error("TQX_RUNTIME_CANCELLED", "the batch was stopped"))
+                raise
+        failure = None if call.error is None else execution.runtime_failure(prepared, call.error)
+        traced.end(receipt=call.receipt, failure=failure, usage=call.usage, facts=call.facts)
+        return call
+
+    async def _attempt(self, prepared: execution.Execution) -> _Call:
         runtime = prepared.runtime
         request = prepared.request
         started = self._clock()
@@ -761,8 +800,10 @@ class BatchEngine:
                 try:
                     receipt = await runtime.aexecute(request)
                 except Exception as exc:
-                    return _Call(None, exc, meter.usage, (self._clock() - started) * 1000)
-            return _Call(receipt, None, meter.usage, (self._clock() - started) * 1000)
+                    return _Call(
+                        None, exc, meter.usage, (self._clock() - started) * 1000, meter.facts
+                    )
+            return _Call(receipt, None, meter.usage, (self._clock() - started) * 1000, meter.facts)
         token = threading.Event()
 
         def work() -> _Call:
@@ -771,8 +812,9 @@ class BatchEngine:
                 try:
                     receipt = runtime.execute_streaming(request, _noop_sink, cancel=token)
                 except Exception as exc:
-                    return _Call(None, exc, meter.usage, (time.monotonic() - begun) * 1000)
-            return _Call(receipt, None, meter.usage, (time.monotonic() - begun) * 1000)
+                    elapsed = (time.monotonic() - begun) * 1000
+                    return _Call(None, exc, meter.usage, elapsed, meter.facts)
+            return _Call(receipt, None, meter.usage, (time.monotonic() - begun) * 1000, meter.facts)
 
         future = self._pool.submit(work)
         try:
