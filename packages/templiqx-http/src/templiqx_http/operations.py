@@ -12,6 +12,13 @@ One :class:`OperationEndpoint` serves one catalog operation. For each request it
    token that the deadline and a draining server set (504 ``TQX_HTTP_TRANSPORT``);
 5. answers the envelope as compact JSON with the status of :func:`~templiqx_http.status_for`.
 
+Steps 3 to 5 run in the caller's trace when the process traces (an OpenTelemetry SDK is set
+up) and the request carries a W3C ``traceparent`` (and ``tracestate``, ``baggage``): the
+operation's span, and its model calls', are children of the caller's span — JSON and streamed
+executions alike (:func:`~templiqx_ports.telemetry.continued_trace`, as the MCP server does). A
+server span an ASGI instrumentation opened is kept as their parent instead. Without an SDK the
+headers are not even read.
+
 ``POST …/execute`` with ``Accept: text/event-stream`` goes to :mod:`templiqx_http.streaming`
 after step 3 instead. :class:`Inflight` keeps the running calls' cancel tokens, so a draining
 server can end them all.
@@ -44,11 +51,14 @@ from templiqx_http.transport import (
     failure_envelope,
     read_body,
 )
+from templiqx_ports import telemetry
+from templiqx_ports.telemetry import continued_trace
 
 __all__ = ["Inflight", "OperationEndpoint", "PathEndpoint", "send_json"]
 
 _encode = msgspec.json.encode
 _JSON: Final = [(b"content-type", b"application/json")]
+_TRACE_HEADERS: Final = frozenset(key.encode("ascii") for key in telemetry.TRACE_CONTEXT_KEYS)
 
 
 class Inflight:
@@ -115,6 +125,23 @@ def _header(scope: Scope, name: bytes) -> str | None:
     return None
 
 
+def trace_carrier(scope: Scope) -> dict[str, str] | None:
+    """The request's W3C trace-context headers (``None`` when nothing traces: not read then).
+
+    A header sent more than once is combined with commas, as HTTP combines field lines: a
+    repeated ``tracestate`` is one list, a repeated ``traceparent`` no valid one (a new trace).
+    """
+    if telemetry.tracer() is None:
+        return None
+    carrier: dict[str, str] = {}
+    for key, value in scope.get("headers", ()):
+        if key in _TRACE_HEADERS:
+            name = key.decode("ascii")
+            text = value.decode("latin-1")
+            carrier[name] = f"{carrier[name]},{text}" if name in carrier else text
+    return carrier
+
+
 def _wants_events(scope: Scope) -> bool:
     accept = _header(scope, b"accept") or ""
     for item in accept.split(","):
@@ -159,7 +186,8 @@ class OperationEndpoint:
             await self._fail(scope, send, _busy(self.inflight.limit))
             return
         try:
-            await self._serve(scope, receive, send, token)
+            with continued_trace(trace_carrier(scope)):  # the caller's traceparent, if any
+                await self._serve(scope, receive, send, token)
         finally:
             self.inflight.leave(token)
 
