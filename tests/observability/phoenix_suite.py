@@ -5,9 +5,10 @@ takes a few minutes), never by the default test run. It starts Phoenix on 127.0.
 ephemeral ports and a fresh working folder, runs templiqx the way a user deploys it — under
 ``opentelemetry-instrument`` with the OTLP/HTTP exporter pointed at Phoenix and no line of
 OpenTelemetry set-up of its own — through the scenario of :mod:`scenario` (a streamed contract,
-a failed call, a batch) on the CLI and, where it exists, on the HTTP server, then reads every
-span back from Phoenix's REST API and checks names, parenting and attributes with the same
-assertions the CI runs against the SDK's exporter (``test_cli_scenario.py``).
+a failed call, a batch) on the CLI and on the HTTP server (``templiqx-http-server`` called by a
+traced client, whose ``traceparent`` every operation continues), then reads every span back
+from Phoenix's REST API and checks names, parenting and attributes with the same assertions the
+CI runs against the SDK's exporter (``test_cli_scenario.py``).
 
 ``TEMPLIQX_PHOENIX_PYTHON`` names the interpreter that has ``arize-phoenix`` (the session sets
 it). Every process started here is stopped here.
@@ -30,7 +31,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from scenario import Span, check_cli_scenario, run_cli_scenario
+from scenario import (
+    Span,
+    check_cli_scenario,
+    check_http_scenario,
+    run_cli_scenario,
+    run_http_scenario,
+)
 
 from conftest import Model
 
@@ -171,3 +178,16 @@ def test_the_cli_in_phoenix(phoenix: Phoenix, tmp_path: Path) -> None:
     spans = wait_for_spans(phoenix, project, at_least=11)
     check_cli_scenario(spans, outcome)
     print(f"\nPhoenix: {len(spans)} spans of the CLI scenario read back from {project}")
+
+
+def test_the_http_server_in_phoenix(phoenix: Phoenix, tmp_path: Path) -> None:
+    project = f"templiqx-http-{secrets.token_hex(4)}"
+    launcher = [str(BIN / "opentelemetry-instrument"), str(BIN / "templiqx-http-server")]
+    model = Model()
+    with model.server:
+        outcome = run_http_scenario(
+            tmp_path, model, otlp_env(phoenix, project, "templiqx-http"), launcher=launcher
+        )
+    spans = wait_for_spans(phoenix, project, at_least=10)
+    check_http_scenario(spans, outcome)
+    print(f"\nPhoenix: {len(spans)} spans of the HTTP scenario read back from {project}")

@@ -1,5 +1,6 @@
-"""The Phoenix scenario in CI (issue #32 item 6): the same CLI runs and the same assertions, with
-the child processes exporting through the SDK's console exporter to a file instead of OTLP."""
+"""The Phoenix scenario in CI (issue #32 item 6): the same CLI and HTTP server runs and the same
+assertions, with the child processes exporting through the SDK's console exporter to a file
+instead of OTLP."""
 
 from __future__ import annotations
 
@@ -7,7 +8,13 @@ import json
 from pathlib import Path
 from typing import Any
 
-from scenario import Span, check_cli_scenario, run_cli_scenario
+from scenario import (
+    Span,
+    check_cli_scenario,
+    check_http_scenario,
+    run_cli_scenario,
+    run_http_scenario,
+)
 
 from conftest import Model
 
@@ -50,3 +57,11 @@ def test_the_cli_scenario_spans(tmp_path: Path, model: Model) -> None:
     env = {"PYTHONPATH": str(OTEL_SITE), "TEMPLIQX_TEST_OTEL_OUT": str(exported)}
     outcome = run_cli_scenario(tmp_path, model, env)
     check_cli_scenario(read_exported(exported), outcome)
+
+
+def test_the_http_scenario_spans(tmp_path: Path, model: Model) -> None:
+    """The real ``templiqx-http-server`` continues a traced client's ``traceparent``."""
+    exported = tmp_path / "http-spans.jsonl"
+    env = {"PYTHONPATH": str(OTEL_SITE), "TEMPLIQX_TEST_OTEL_OUT": str(exported)}
+    outcome = run_http_scenario(tmp_path, model, env)
+    check_http_scenario(read_exported(exported), outcome)
