@@ -7,7 +7,8 @@ its failure modes *echoes the credentials it received* back in error bodies, in-
 errors, refusals, non-JSON bodies and ingestion error answers — so any code path that repeats a
 provider's words would leak a canary.
 
-Across the Python API, the CLI and the MCP server, with the OpenAI and the Langfuse runtimes,
+Across the Python API, the CLI, the MCP server and the HTTP server (``templiqx-http-server``,
+whose bearer token is a canary too), with the OpenAI and the Langfuse runtimes,
 streamed and not, and across successful calls, every model and ingestion failure, timeouts,
 refused connections, invalid settings and signature mismatches, no canary (nor the Basic
 credentials built from the Langfuse keys) may appear in stdout, stderr, envelopes, receipts,
@@ -15,7 +16,8 @@ stream events, log records, exception texts, or the bodies and non-credential he
 requests sent to the model and to Langfuse (the traces).
 
 OpenTelemetry too (issue #32): every surface runs with an SDK set up as a host would (in process
-for the Python API; through ``otel_site/sitecustomize.py`` for the CLI and MCP subprocesses) and
+for the Python API; through ``otel_site/sitecustomize.py`` for the CLI, MCP and HTTP server
+subprocesses) and
 with prompt and output capture turned on; every span, span event and metric they record is
 scanned, and so are the traces the Langfuse runtime sends over OTLP (``TEMPLIQX_LANGFUSE_EXPORT``
 is ``both``).
@@ -24,6 +26,7 @@ is ``both``).
 from __future__ import annotations
 
 import base64
+import http.client
 import json
 import logging
 import os
@@ -31,6 +34,7 @@ import secrets
 import socket
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,6 +53,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from templiqx_conformance.loopback import LoopbackServer, RecordedRequest, Reply, sse_frame
 from templiqx_contracts import StreamEvent
+from templiqx_http.sse import SseDecoder
 from templiqx_local import compose
 from templiqx_runtime_langfuse import LangfuseRuntime, LangfuseSettings
 from templiqx_runtime_openai import OpenAIRuntime, OpenAISettings
@@ -62,10 +67,12 @@ CANARIES = {
     "TEMPLIQX_PACKAGE_SIGNING_KEY": f"r6CANARYsigning{TOKEN}",
 }
 OTHER_SIGNING_KEY = f"r6CANARYothersigning{TOKEN}"
+HTTP_TOKEN = f"r6CANARYhttptoken{TOKEN}"
+"""The HTTP server's bearer token (``TEMPLIQX_HTTP_TOKEN``), given only to that surface."""
 BASIC = base64.b64encode(
     f"{CANARIES['LANGFUSE_PUBLIC_KEY']}:{CANARIES['LANGFUSE_SECRET_KEY']}".encode()
 ).decode()
-SECRETS = (*CANARIES.values(), OTHER_SIGNING_KEY, BASIC)
+SECRETS = (*CANARIES.values(), OTHER_SIGNING_KEY, HTTP_TOKEN, BASIC)
 INGESTION = "/api/public/ingestion"
 OTLP = "/api/public/otel/v1/traces"
 OTEL_SITE = Path(__file__).resolve().parents[1] / "observability" / "otel_site"
@@ -559,6 +566,113 @@ def test_mcp(world: World, tmp_path: Path) -> None:
         scan.add(
             f"mcp/missing {missing}: output", (done.stdout + done.stderr).decode("utf-8", "replace")
         )
+
+
+def _http_server(world: World, env: dict[str, str], log: Path, runtime: str) -> Any:
+    """``templiqx-http-server`` on 127.0.0.1 (ephemeral port) with ``env``, its output in
+    ``log``; returns the process and its port."""
+    child = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("TEMPLIQX_", "MODEL_", "LANGFUSE_"))
+    }
+    child.update(env)
+    out = log.open("ab")
+    command = [sys.executable, "-m", "templiqx_http_server", "--addr", "127.0.0.1:0"]
+    process = subprocess.Popen(
+        [*command, "--root", str(world.root), "--runtime-mode", runtime],
+        stdout=out,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+        env=child,
+    )
+    out.close()
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        for text in log.read_text("utf-8", "replace").splitlines():
+            if text.startswith("{") and '"listening"' in text:
+                return process, int(json.loads(text)["port"])
+        if process.poll() is not None:
+            break
+        time.sleep(0.05)
+    process.kill()
+    process.wait(10)
+    raise AssertionError("the HTTP server did not start: " + log.read_text()[-3000:])
+
+
+def _http_call(
+    port: int, path: str, body: Any, headers: dict[str, str]
+) -> tuple[int, dict[str, str], bytes]:
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    try:
+        data = json.dumps(body).encode() if body is not None else None
+        connection.request("POST", path, body=data, headers=headers)
+        answer = connection.getresponse()
+        return answer.status, dict(answer.getheaders()), answer.read()
+    finally:
+        connection.close()
+
+
+def test_http_server(world: World, tmp_path: Path) -> None:
+    """The HTTP server with a canary bearer token: responses, access log, start-up lines and
+    exported telemetry, across the model modes, JSON and SSE, a wrong token, a missing
+    setting."""
+    scan = world.scan
+    exported = tmp_path / "http-otel.jsonl"
+    execute = "/operations/v1/packages/welcome/contracts/r6/execute"
+    auth = {
+        "Authorization": f"Bearer {HTTP_TOKEN}",
+        "Content-Type": "application/json",
+        "traceparent": f"00-{secrets.token_hex(16)}-{secrets.token_hex(8)}-01",
+    }
+    body = {"capabilities": ["structured_output"]}
+    for runtime in ("openai", "langfuse"):
+        log = tmp_path / f"http-{runtime}.log"
+        env = _with_sdk({**world.env, "TEMPLIQX_HTTP_TOKEN": HTTP_TOKEN}, exported)
+        process, port = _http_server(world, env, log, runtime)
+        try:
+            for index, mode in enumerate(SUBPROCESS_MODES):
+                world.provider.mode = mode
+                world.provider.ingest = INGEST_MODES[index % len(INGEST_MODES)]
+                for stream in (False, True):
+                    headers = {**auth, "Accept": "text/event-stream"} if stream else auth
+                    status, answered, raw = _http_call(port, execute, body, headers)
+                    label = f"http/{runtime}/{mode}/stream={stream}"
+                    if answered.get("content-type", "").startswith("text/event-stream"):
+                        assert status == 200, label  # a stream that fails ends in Failed
+                        envelope = SseDecoder().feed(raw)[-1].json()
+                    else:
+                        envelope = json.loads(raw)
+                        assert (status == 200) == envelope["ok"], (label, status)
+                    _expect(mode, envelope, label)
+                    _case()
+                    scan.add(f"{label}: response", (status, answered, raw.decode("utf-8")))
+            # A wrong token is refused without being echoed.
+            wrong = {**auth, "Authorization": f"Bearer {OTHER_SIGNING_KEY}"}
+            status, answered, raw = _http_call(port, execute, body, wrong)
+            assert status == 401
+            _case()
+            scan.add(f"http/{runtime}/wrong token: response", (answered, raw.decode("utf-8")))
+        finally:
+            process.terminate()
+            assert process.wait(60) == 0
+        scan.add(f"http/{runtime}: output", log.read_text("utf-8", "replace"))
+    _scan_exported(scan, "http", exported)
+    # A missing setting: the server starts (not ready), the call is refused naming it.
+    env = {k: v for k, v in world.env.items() if k != "LANGFUSE_SECRET_KEY"}
+    env["TEMPLIQX_HTTP_TOKEN"] = HTTP_TOKEN
+    log = tmp_path / "http-missing.log"
+    process, port = _http_server(world, env, log, "langfuse")
+    try:
+        status, answered, raw = _http_call(port, execute, body, auth)
+        assert status == 422
+        assert "LANGFUSE_SECRET_KEY" in raw.decode("utf-8")
+        _case()
+        scan.add("http/missing LANGFUSE_SECRET_KEY: response", (answered, raw.decode("utf-8")))
+    finally:
+        process.terminate()
+        assert process.wait(60) == 0
+    scan.add("http/missing LANGFUSE_SECRET_KEY: output", log.read_text("utf-8", "replace"))
 
 
 def test_the_scan_finds_a_planted_canary() -> None:
