@@ -10,6 +10,7 @@ fails here, so a typo, or a convention renamed upstream, cannot reach a user's d
 from __future__ import annotations
 
 from importlib.metadata import version
+from pathlib import Path
 
 from opentelemetry.semconv._incubating.attributes import gen_ai_attributes
 from opentelemetry.semconv._incubating.metrics import gen_ai_metrics
@@ -68,3 +69,19 @@ def test_templiqx_names_stay_in_their_namespace() -> None:
     for name in (*telemetry.TEMPLIQX_ATTRIBUTES, *telemetry.TEMPLIQX_METRICS):
         assert name.startswith("templiqx."), name
     assert not set(telemetry.TEMPLIQX_ATTRIBUTES) & set(telemetry.GENAI_ATTRIBUTES)
+
+
+def test_the_user_guide_lists_every_attribute_and_metric() -> None:
+    """docs/observability.md's tables name every attribute and metric templiqx defines."""
+    guide = (Path(__file__).resolve().parents[2] / "docs" / "observability.md").read_text(
+        encoding="utf-8"
+    )
+    tables = "\n".join(line for line in guide.splitlines() if line.startswith("|"))
+    names = [value for key, value in vars(Attr).items() if key.isupper()]
+    assert len(names) >= 40
+    missing = []
+    for name in (*names, *telemetry.GENAI_METRICS, *telemetry.TEMPLIQX_METRICS):
+        shown = f"`{name}<name>`" if name == Attr.FINGERPRINT_PREFIX else f"`{name}`"
+        if shown not in tables:
+            missing.append(name)
+    assert not missing, f"not in docs/observability.md's tables: {missing}"
