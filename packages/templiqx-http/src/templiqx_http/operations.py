@@ -186,8 +186,12 @@ class OperationEndpoint:
             await self._fail(scope, send, _busy(self.inflight.limit))
             return
         try:
-            with continued_trace(trace_carrier(scope)):  # the caller's traceparent, if any
+            carrier = trace_carrier(scope)  # None unless this process traces
+            if carrier is None:
                 await self._serve(scope, receive, send, token)
+            else:
+                with continued_trace(carrier):  # the caller's traceparent, if it sent one
+                    await self._serve(scope, receive, send, token)
         finally:
             self.inflight.leave(token)
 
