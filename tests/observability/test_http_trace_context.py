@@ -25,7 +25,7 @@ from starlette.testclient import TestClient
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from conftest import Model, Telemetry, openai_runtime
-from templiqx_http import create_app
+from templiqx_http import HttpSettings, create_app
 from templiqx_http.sse import SseDecoder
 from templiqx_local import compose
 
@@ -257,3 +257,22 @@ def test_without_an_sdk_no_header_is_read_and_nothing_is_imported(package_root: 
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "clean"
+
+
+def test_a_browser_may_send_the_trace_headers(package_root: Path) -> None:
+    """CORS lets a traced browser page send its trace context (the preflight allows it)."""
+    service = compose(package_root)
+    app = create_app(service, HttpSettings(cors_origins=("https://app.example",)))
+    with TestClient(app) as client:
+        answer = client.options(
+            ANSWER + "/execute",
+            headers={
+                "Origin": "https://app.example",
+                "Access-Control-Request-Method": "POST",
+                "Access-Control-Request-Headers": "traceparent, tracestate, baggage",
+            },
+        )
+    service.close()
+    assert answer.status_code == 200
+    allowed = {h.strip().lower() for h in answer.headers["access-control-allow-headers"].split(",")}
+    assert {"traceparent", "tracestate", "baggage"} <= allowed

@@ -42,6 +42,7 @@ _CORS_HEADERS = [
     "Accept",
     "traceparent",
     "tracestate",
+    "baggage",
 ]
 
 
