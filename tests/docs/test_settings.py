@@ -12,13 +12,17 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 SOURCES = [*REPO.glob("packages/*/src"), REPO / "conformance" / "src"]
 _SETTING = re.compile(r"""["']((?:MODEL|LANGFUSE|TEMPLIQX)_[A-Z0-9_]+)["']""")
+_DEFINED = re.compile(r"^((?:MODEL|LANGFUSE|TEMPLIQX)_[A-Z0-9_]+)\s*[:=]", re.MULTILINE)
 
 
 def settings_read_by_the_code() -> set[str]:
     found: set[str] = set()
     for source in SOURCES:
         for path in source.rglob("*.py"):
-            found.update(_SETTING.findall(path.read_text(encoding="utf-8")))
+            text = path.read_text(encoding="utf-8")
+            # a name the module itself defines (and lists in __all__) is Python, not a setting
+            defined = set(_DEFINED.findall(text))
+            found.update(name for name in _SETTING.findall(text) if name not in defined)
     return found
 
 

@@ -436,8 +436,14 @@ class AsyncTransport:
         """
         if cancel is not None and cancel.is_set():
             raise self.source.error(RuntimeFailureCode.CANCELLED, Detail.CANCELLED)
-        client = await self._client()
         call = AsyncCall(self.source, timeout_ms, cancel)
+        try:
+            # the loop's first call makes its client on a worker: the token and the deadline
+            # are honoured meanwhile, as while waiting for the headers
+            client = await call.wait(self._client, reading=False)
+        except BaseException:
+            call.stop()
+            raise
         sent = {
             **(headers or {}),
             "Content-Type": "application/json",

@@ -72,6 +72,9 @@ if TYPE_CHECKING:
 __all__ = ["ChatClient", "ChatResult", "ChatStream"]
 
 _EVENT_STREAM: Final = "text/event-stream"
+_CANCEL_POLL_S: Final = 0.05
+"""How often a call waiting for its transport to be made looks at its cancel token (as
+:data:`~.async_transport.POLL_S`, which cannot be imported here without httpx2)."""
 PROVIDER: Final = "openai"
 """``gen_ai.provider.name`` of an OpenAI-compatible API (the conventions' name for it)."""
 
@@ -238,6 +241,22 @@ class ChatClient:
             making.add_done_callback(lambda _: self._making.pop(loop, None))
         return await asyncio.shield(making)
 
+    async def _first_transport(self, cancel: CancelToken | None) -> AsyncTransport:
+        """:meth:`aasync_transport` with ``cancel`` looked at every 50 ms while it is made (an
+        import on a loaded machine can take longer than a caller is prepared to wait)."""
+        import asyncio
+
+        making = asyncio.ensure_future(self.aasync_transport())
+        try:
+            while True:
+                done, _ = await asyncio.wait({making}, timeout=_CANCEL_POLL_S)
+                if done:
+                    return making.result()
+                if cancel is not None and cancel.is_set():
+                    raise self.source.error(RuntimeFailureCode.CANCELLED, Detail.CANCELLED)
+        finally:
+            making.cancel()  # the transport itself is still made (aasync_transport shields it)
+
     def close(self) -> None:
         """Close pooled connections (those of event loops: on their loops)."""
         self._transport.close()
@@ -293,7 +312,7 @@ class ChatClient:
     async def _apost(self, body: bytes, cancel: CancelToken | None, accept: str) -> AsyncCall:
         settings = self.settings
         self._report_call()
-        transport = await self.aasync_transport()
+        transport = self._async_transport or await self._first_transport(cancel)
         call = await transport.post(
             settings.completions_url,
             body,
