@@ -77,12 +77,12 @@ def _operation_routes(state: TempliqxHttp) -> list[BaseRoute]:
     routes: list[BaseRoute] = []
     for path, endpoints in by_path.items():
         dispatcher = PathEndpoint(endpoints)
-        route = Route(path, dispatcher, methods=dispatcher.methods)
+        served = Route(path, dispatcher, methods=dispatcher.methods)
         # Starlette's ``{name:path}`` is ``.*`` without DOTALL: a decoded newline in an artifact
         # path (``%0A``) missed the route and got a bare text 404. The reference's wildcard
-        # takes any character; the service then refuses the name with an envelope.
-        route.path_regex = re.compile(route.path_regex.pattern, re.DOTALL)
-        routes.append(route)
+        # takes any character; the service then judges the name and answers with an envelope.
+        served.path_regex = re.compile(served.path_regex.pattern, re.DOTALL)
+        routes.append(served)
     return routes
 
 
