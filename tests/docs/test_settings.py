@@ -14,11 +14,17 @@ SOURCES = [*REPO.glob("packages/*/src"), REPO / "conformance" / "src"]
 _SETTING = re.compile(r"""["']((?:MODEL|LANGFUSE|TEMPLIQX)_[A-Z0-9_]+)["']""")
 
 
+_DEFINED = re.compile(r"^([A-Z][A-Z0-9_]*)\s*(?::[^=\n]*)?=", re.M)
+"""A module-level Python name being assigned (``TEMPLIQX_METRICS: Final = ...``): its string in
+``__all__`` names that constant, not an environment variable."""
+
+
 def settings_read_by_the_code() -> set[str]:
     found: set[str] = set()
     for source in SOURCES:
         for path in source.rglob("*.py"):
-            found.update(_SETTING.findall(path.read_text(encoding="utf-8")))
+            text = path.read_text(encoding="utf-8")
+            found.update(set(_SETTING.findall(text)) - set(_DEFINED.findall(text)))
     return found
 
 
