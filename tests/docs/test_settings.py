@@ -12,7 +12,11 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 SOURCES = [*REPO.glob("packages/*/src"), REPO / "conformance" / "src"]
 _SETTING = re.compile(r"""["']((?:MODEL|LANGFUSE|TEMPLIQX)_[A-Z0-9_]+)["']""")
-_DEFINED = re.compile(r"^((?:MODEL|LANGFUSE|TEMPLIQX)_[A-Z0-9_]+)\s*[:=]", re.MULTILINE)
+
+
+_DEFINED = re.compile(r"^([A-Z][A-Z0-9_]*)\s*(?::[^=\n]*)?=", re.M)
+"""A module-level Python name being assigned (``TEMPLIQX_METRICS: Final = ...``): its string in
+``__all__`` names that constant, not an environment variable."""
 
 
 def settings_read_by_the_code() -> set[str]:
@@ -20,9 +24,7 @@ def settings_read_by_the_code() -> set[str]:
     for source in SOURCES:
         for path in source.rglob("*.py"):
             text = path.read_text(encoding="utf-8")
-            # a name the module itself defines (and lists in __all__) is Python, not a setting
-            defined = set(_DEFINED.findall(text))
-            found.update(name for name in _SETTING.findall(text) if name not in defined)
+            found.update(set(_SETTING.findall(text)) - set(_DEFINED.findall(text)))
     return found
 
 

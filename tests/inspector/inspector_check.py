@@ -40,12 +40,25 @@ REPO = Path(__file__).resolve().parents[2]
 WELCOME = REPO / "fixtures" / "packages" / "welcome"
 INSPECTOR = os.environ.get("TEMPLIQX_INSPECTOR", "@modelcontextprotocol/inspector@2.12.0")
 TIMEOUT = 300
+CONNECT_TIMEOUT_MS = 120_000
+"""How long the Inspector waits for the server's ``initialize`` answer. Its default, 15 s, is
+a load artefact away from failing: on the shared two-core machine at load ~6 three checks
+failed 'unreachable' while the server was still importing, and passed on the next run."""
 SMALL_ANSWER = 4096
 
 
 def inspector(root: Path, *args: str, strict: bool = False) -> subprocess.CompletedProcess[str]:
     server = [sys.executable, "-m", "templiqx_mcp", "--root", str(root)]
-    command = ["npx", "--yes", INSPECTOR, "--cli", *(["--strict"] if strict else []), *server]
+    command = [
+        "npx",
+        "--yes",
+        INSPECTOR,
+        "--cli",
+        "--connect-timeout",
+        str(CONNECT_TIMEOUT_MS),
+        *(["--strict"] if strict else []),
+        *server,
+    ]
     return subprocess.run(
         [*command, *args], capture_output=True, text=True, timeout=TIMEOUT, check=False
     )

@@ -4,8 +4,11 @@ Issue #29: an 8 KB contract whose aliases expand to ~330,000 maps compiled in 3.
 171 MiB, and a 3 MB flow list of a million ``{}`` took 15 s — both under every byte and alias
 limit. ``MAX_EXPANDED_NODES`` (100,000 nodes after alias expansion) refuses such documents while
 reading: each shape, as a ``put_contract`` source, a stored contract, a translation bundle and a
-manifest, must be refused with ``TQX_PARSE_YAML`` naming ``MAX_EXPANDED_NODES`` (or an error
-that relays it) within :data:`DEADLINE_S` and :data:`MEMORY_BUDGET_MIB`.
+manifest, must be refused with the reader's stable code, ``TQX_PARSE_LIMIT``, naming
+``MAX_EXPANDED_NODES`` — or, where the document is read on the way to something else, the code
+that relays it as docs/reliability.md's limits table says (a translation bundle:
+``TQX_TRANSLATION_INVALID``; a manifest: ``TQX_DATA_INVALID``) — within :data:`DEADLINE_S` and
+:data:`MEMORY_BUDGET_MIB`.
 """
 
 from __future__ import annotations
@@ -68,7 +71,7 @@ LIMIT_NAMES = ("MAX_EXPANDED_NODES", "ALIAS_EXPANSION_FACTOR")
 @pytest.fixture(scope="module", autouse=True)
 def _figures() -> Iterator[None]:
     figures = kit.FIGURES
-    figures.expect(SUITE, "node-heavy documents", ">=", 7)
+    figures.expect(SUITE, "node-heavy documents", ">=", 8)
     figures.expect(SUITE, "slowest refusal", "<=", DEADLINE_S, " s")
     figures.expect(SUITE, "largest peak-memory growth", "<=", MEMORY_BUDGET_MIB, " MiB")
     yield
@@ -82,7 +85,7 @@ def test_the_documents_stay_under_every_byte_limit() -> None:
     assert len(bundle()) < limits.MAX_DOCUMENT_BYTES
 
 
-def _check(label: str, run: Callable[[], OperationEnvelope]) -> None:
+def _check(label: str, run: Callable[[], OperationEnvelope], code: str = "TQX_PARSE_LIMIT") -> None:
     figures = kit.FIGURES
     figures.add(SUITE, "node-heavy documents")
     with kit.measure_peak() as peak:
@@ -96,6 +99,7 @@ def _check(label: str, run: Callable[[], OperationEnvelope]) -> None:
         figures.add(SUITE, "refused naming the node limit")
     assert not envelope.ok, f"{label}: accepted"
     assert found, f"{label}: {[d.message[:100] for d in envelope.diagnostics]}"
+    assert {d.code for d in found} == {code}, f"{label}: {[d.code for d in found]}, not {code}"
     assert peak.seconds <= DEADLINE_S, f"{label}: took {peak.seconds:.2f} s"
     if peak.growth_mib is not None:
         assert peak.growth_mib <= MEMORY_BUDGET_MIB, f"{label}: grew {peak.growth_mib:.0f} MiB"
@@ -136,4 +140,17 @@ def test_a_translation_bundle(root: Path) -> None:
         lambda: service.render_contract(
             "welcome", "onboarding-summary", capabilities=["structured_output"]
         ),
+        code="TQX_TRANSLATION_INVALID",
+    )
+
+
+def test_a_manifest(root: Path) -> None:
+    manifest = root / "welcome" / "templiqx.yaml"
+    manifest.write_text(manifest.read_text() + "x-junk: [" + ",".join(["{}"] * 1_000_000) + "]\n")
+    assert manifest.stat().st_size < limits.MAX_DOCUMENT_BYTES
+    service = compose(root)
+    _check(
+        "validate_package: a manifest of a million {}",
+        lambda: service.validate_package("welcome"),
+        code="TQX_DATA_INVALID",
     )

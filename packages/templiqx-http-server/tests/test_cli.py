@@ -7,6 +7,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from templiqx_http_server.cli import parser
+from templiqx_http_server.config import ENV, PORT_NAMES
+
 
 def _run(harness: Any, *args: str, env: dict[str, str] | None = None) -> Any:
     return subprocess.run(
@@ -30,10 +33,25 @@ def test_help_and_version(harness: Any) -> None:
         "TEMPLIQX_HTTP_TOKEN",
         "--check",
         "--healthcheck",
+        "docs/http.md",
     ):
         assert name in shown.stdout
     version = _run(harness, "--version")
     assert version.stdout.strip() == "templiqx-http-server 0.2.0"
+
+
+def test_help_teaches_every_setting_its_variable_and_its_default() -> None:
+    """Every environment variable the server reads is in --help, and every setting flag says
+    its default there (a value flag that names none leaves the operator guessing)."""
+    text = parser().format_help()
+    for variable in (*ENV.values(), *PORT_NAMES.values()):
+        assert variable in text, variable
+    for action in parser()._actions:
+        if not action.option_strings or action.dest in {"help", "version"}:
+            continue
+        if action.nargs == 0:  # a switch: it is off unless given
+            continue
+        assert "default" in (action.help or ""), f"{action.option_strings[0]} names no default"
 
 
 def test_check_passes_on_a_good_configuration(harness: Any, packages: Path) -> None:

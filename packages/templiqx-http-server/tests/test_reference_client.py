@@ -148,3 +148,99 @@ def test_the_reference_client_works_unchanged(harness: Any, tmp_path: Path) -> N
         assert missing["diagnostics"][0]["code"] == "TQX_NOT_FOUND"
     finally:
         assert server.stop() == 0
+
+
+def test_what_generated_clients_send_is_understood(harness: Any, tmp_path: Path) -> None:
+    """The reference's SDKs (Python, Go, TypeScript, Rust, .NET) are generated from its
+    document; their HTTP stacks add what the hand-written client above does not: a charset on
+    the JSON media type (.NET's ``StringContent``), a generator ``User-Agent``, the declared
+    ``X-Tenant-Id``, ``If-Match`` passed verbatim without quotes, chunked request bodies
+    (Go and Rust when a body's length is not known up front), ``Expect: 100-continue`` and
+    ``Accept-Encoding: gzip``, and every call on one kept-alive connection. The same journey
+    works, with the same answers, spoken that way."""
+    root = tmp_path / "data"
+    root.mkdir()
+    server = harness.start(env={"TEMPLIQX_HTTP_ADDR": "127.0.0.1:0", "TEMPLIQX_ROOT": str(root)})
+    connection: http.client.HTTPConnection | None = None
+    try:
+        port = int(server.wait_for("listening")["port"])
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        common = {
+            "User-Agent": "OpenAPI-Generator/1.0.0-alpha.2/csharp",
+            "Accept": "application/json",
+            "Accept-Encoding": "gzip, deflate",
+            "X-Tenant-Id": "tenant-a",
+        }
+
+        def call(
+            method: str,
+            path: str,
+            body: bytes | None = None,
+            *,
+            media: str = "application/json; charset=utf-8",
+            chunked: bool = False,
+            **extra: str,
+        ) -> tuple[int, dict[str, Any]]:
+            assert connection is not None
+            headers = {**common, "X-Request-Id": str(uuid.uuid4()), **extra}
+            if body is not None:
+                headers["Content-Type"] = media
+            if chunked and body is not None:
+                half = len(body) // 2
+                connection.request(
+                    method,
+                    "/operations/v1" + path,
+                    body=iter([body[:half], body[half:]]),
+                    headers=headers,
+                    encode_chunked=True,
+                )
+            else:
+                connection.request(method, "/operations/v1" + path, body=body, headers=headers)
+            response = connection.getresponse()
+            raw = response.read()
+            assert response.getheader("Content-Encoding") is None  # plain JSON, whatever asked
+            assert response.getheader("X-Request-Id") == headers["X-Request-Id"]
+            return response.status, json.loads(raw)
+
+        status, created = call(
+            "POST", "/packages", json.dumps({"name": "demo", "version": "0.1.0"}).encode()
+        )
+        assert (status, created["ok"]) == (200, True), created
+        token = created["fingerprints"]["package"]
+        status, updated = call(
+            "PATCH",
+            "/packages/demo",
+            json.dumps({"version": None, "description": "A demo"}).encode(),
+            chunked=True,
+            **{"If-Match": token},  # verbatim, no quotes
+        )
+        assert status == 200, updated
+        assert updated["result"]["description"] == "A demo"
+        status, put = call(
+            "PUT",
+            "/packages/demo/contracts/greeting",
+            GREETING.encode(),
+            media="application/yaml; charset=utf-8",
+            chunked=True,
+        )
+        assert status == 200, put
+        values = {"render": {"inputs": {"name": "Ada"}}, "capabilities": ["structured_output"]}
+        body = json.dumps({**values, "fixture_output": {"greeting": "Hello, Ada!"}}).encode()
+        status, executed = call(
+            "POST",
+            "/packages/demo/contracts/greeting/execute",
+            body,
+            Expect="100-continue",
+        )
+        assert status == 200, executed
+        assert executed["result"]["output"] == {"greeting": "Hello, Ada!"}
+        status, missing = call("GET", "/packages/missing/identity")
+        assert (status, missing["diagnostics"][0]["code"]) == (404, "TQX_NOT_FOUND")
+        status, conflict = call(
+            "DELETE", "/packages/demo", **{"If-Match": token}
+        )  # the token before the update: stale
+        assert (status, conflict["diagnostics"][0]["code"]) == (409, "TQX_CAS_CONFLICT")
+    finally:
+        if connection is not None:
+            connection.close()
+        assert server.stop() == 0

@@ -119,8 +119,14 @@ def test_a_token_guards_operations_but_not_probes_or_docs(client_for: ClientFact
         assert diagnostic["code"] == "TQX_HTTP_UNAUTHORIZED"
         assert TOKEN not in refused.text
         assert refused.json()["operation"] == "catalog"
-    ok = client.get("/operations/v1/catalog", headers={"Authorization": f"Bearer {TOKEN}"})
-    assert ok.status_code == 200
+    for header in (f"Bearer {TOKEN}", f"bearer {TOKEN}", f"BEARER  {TOKEN} "):  # RFC 9110 §11.1
+        ok = client.get("/operations/v1/catalog", headers={"Authorization": header})
+        assert ok.status_code == 200, header
+    for header in (f"Basic {TOKEN}", f"Bearer {TOKEN}x", f"Bearer{TOKEN}"):
+        assert (
+            client.get("/operations/v1/catalog", headers={"Authorization": header}).status_code
+            == 401
+        )
     for open_path in (
         "/healthz",
         "/readyz",

@@ -116,6 +116,42 @@ def test_partial_events_carry_what_each_event_changed_and_add_up_to_the_answer(
     assert partial_bytes <= CHANGE_BYTES_PER_ANSWER_BYTE * answer_bytes + CHANGE_BYTES_ALLOWANCE
 
 
+def test_partial_events_stay_linear_for_a_long_answer(
+    client_for: ClientFactory, tmp_path: Path
+) -> None:
+    """A 40 KB summary in 4,000 deltas: re-sending the value after each would cost ~80 MB of
+    partial events; what each delta changed costs about the answer's size."""
+    pieces = [f"word{index:05d} " for index in range(4_000)]
+    summary = "".join(pieces)
+    output = {"summary": summary, "tone": "warm", "next_steps": ["Plan de kick-off"]}
+    texts = ['{"summary": "', *pieces, '", "tone": "warm", "next_steps": ["Plan de kick-off"]}']
+    manifest = json.loads((SCENARIO / "manifest.json").read_text(encoding="utf-8"))
+    manifest["events"] = [
+        {"kind": "start", "id": "start"},
+        *({"kind": "delta", "id": f"d{at}", "text": text} for at, text in enumerate(texts)),
+        {"kind": "end", "id": "end"},
+        {"kind": "finish", "id": "finish", "output": output, "output_schema_valid": True},
+    ]
+    (tmp_path / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    (tmp_path / "request.json").write_text(
+        (SCENARIO / "request.json").read_text(encoding="utf-8"), encoding="utf-8"
+    )
+    client = client_for(runtime=runtime_from_path(tmp_path / "manifest.json"))
+    status, _, raw = _stream(client, {"render": _values()})
+    assert status == 200
+    messages = _messages(raw)
+    assert messages[-1].json()["ok"] is True, messages[-1].data[:500]
+    assert partial_value(messages) == output
+    partials = [m for m in messages if m.event == "partial"]
+    assert len(partials) > len(pieces)  # one per delta: the view is live, not summed up at the end
+    partial_bytes = sum(len(m.data) for m in partials)
+    answer_bytes = len(json.dumps(output, ensure_ascii=False).encode())
+    assert partial_bytes <= CHANGE_BYTES_PER_ANSWER_BYTE * answer_bytes + CHANGE_BYTES_ALLOWANCE
+    # measured: 5.6 bytes of partial events per byte of answer (~56 a delta); a view re-sent
+    # whole after each delta would be ~2,000
+    assert partial_bytes < 10 * answer_bytes
+
+
 def _prefix_of(value: Any, answer: Any) -> bool:
     """Whether the value so far only holds what the answer holds (strings as prefixes)."""
     if isinstance(value, dict):

@@ -166,6 +166,22 @@ def test_an_encoded_traversal_reaches_the_service_and_is_refused(client: TestCli
     _one(response, 400, "TQX_PATH_INVALID")
 
 
+@pytest.mark.parametrize("name", ["a%0Ab", "a%0Db", "%0A", "out%2Fline%0Abreak.txt"])
+def test_any_character_in_an_artifact_path_reaches_the_route(client: TestClient, name: str) -> None:
+    """The artifact wildcard takes every character, as the reference's does: a decoded line
+    break (found by schemathesis) is the service's to judge, answered with an envelope, not a
+    routing miss's bare text 404."""
+    for method, headers in (("GET", {}), ("DELETE", {"If-Match": "0" * 64})):
+        response = client.request(
+            method, f"/operations/v1/artifacts/{name}?package=welcome", headers=headers
+        )
+        assert response.headers["content-type"] == "application/json", (method, response.text)
+        operation = "read_artifact" if method == "GET" else "delete_workspace_artifact"
+        assert response.json()["operation"] == operation
+        assert response.status_code == 404
+        assert response.json()["diagnostics"][0]["code"] == "TQX_NOT_FOUND"
+
+
 def test_the_workspace_override_is_off_unless_enabled(client_for: ClientFactory, root: Any) -> None:
     query = {"package": "welcome", "workspace": "/"}
     diagnostic = _one(

@@ -216,7 +216,8 @@ _HINTS: dict[str, str] = {
     PARSE_MERGE_KEY: "Write the fields out instead of `<<: *anchor`: YAML 1.2 has no merge "
     "key (an alias of a whole value, `key: *anchor`, still works).",
     PARSE_LIMIT: "Make the document smaller or flatter: the message names the reader limit it "
-    "exceeds (MAX_DOCUMENT_BYTES, MAX_NESTING_DEPTH, MAX_EXPANDED_NODES, MAX_EXPANDED_BYTES).",
+    "exceeds (MAX_DOCUMENT_BYTES, MAX_NESTING_DEPTH, ALIAS_EXPANSION_FACTOR, MAX_EXPANDED_NODES, "
+    "MAX_EXPANDED_BYTES).",
     API_VERSION: "Set `api_version: templiqx/v1alpha1`.",
     INVALID_ID: "Use only ASCII letters, digits, '.', '_' and '-' in the contract id.",
     VERSION_INVALID: "Use a SemVer 2.0 version such as `1.0.0` or `1.2.0-rc.1` (no `v` prefix).",

@@ -2,7 +2,7 @@
 
 Every document templiqx reads (contracts, manifests, locks, translation bundles, include
 partials, render requests) passes through these bounds before and while it is parsed, so a
-hostile or broken file costs bounded time and memory. Exceeding one is a ``TQX_PARSE_YAML``
+hostile or broken file costs bounded time and memory. Exceeding one is a ``TQX_PARSE_LIMIT``
 diagnostic whose message names the limit. What rendering and compilation produce is bounded
 too (:data:`MAX_RENDERED_BYTES`, :data:`MAX_COMPILED_BYTES`: ``TQX_RENDER_TOO_LARGE``).
 """

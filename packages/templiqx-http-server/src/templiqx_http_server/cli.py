@@ -10,7 +10,21 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-from templiqx_http_server.config import DEFAULT_ADDR, ENV, ConfigError, ServerConfig, parse_addr
+from templiqx_http.settings import (
+    DEFAULT_MAX_BODY_BYTES,
+    DEFAULT_MAX_CONCURRENT,
+    DEFAULT_REQUEST_TIMEOUT_S,
+)
+from templiqx_http_server.config import (
+    DEFAULT_ADDR,
+    DEFAULT_GRACE_S,
+    DEFAULT_KEEP_ALIVE_S,
+    DEFAULT_WORKER_THREADS,
+    ENV,
+    ConfigError,
+    ServerConfig,
+    parse_addr,
+)
 
 __all__ = ["PROG", "main", "parser"]
 
@@ -39,15 +53,19 @@ environment (the reference's names first, then the port's own):
   {ENV["allow_unauthenticated"]:<40} 1: serve a public address without a token
   {ENV["allow_workspace_override"]:<40} 1: accept the workspace query parameter
   {ENV["workspace_override_roots"]:<40} folders (':'-separated) an override may lie in
-  {ENV["max_body_bytes"]:<40} request body limit (default 1048576)
-  {ENV["request_timeout"]:<40} request deadline in seconds (default 60)
-  {ENV["max_concurrent"]:<40} operation requests at once (default 256)
+  {ENV["max_body_bytes"]:<40} request body limit (default {DEFAULT_MAX_BODY_BYTES})
+  {ENV["request_timeout"]:<40} request deadline in seconds (default {DEFAULT_REQUEST_TIMEOUT_S:g})
+  {ENV["max_concurrent"]:<40} operation requests at once (default {DEFAULT_MAX_CONCURRENT})
   {ENV["cors_origins"]:<40} comma-separated browser origins (default: CORS off)
-  {ENV["grace"]:<40} seconds in-flight requests get on SIGTERM (default 10)
+  {ENV["grace"]:<40} seconds in-flight requests get on SIGTERM (default {DEFAULT_GRACE_S:g})
+  {ENV["keep_alive"]:<40} seconds an idle connection stays open (default {DEFAULT_KEEP_ALIVE_S:g})
   {ENV["workers"]:<40} worker processes (default 1)
+  {ENV["worker_threads"]:<40} blocking-work threads per process (default {DEFAULT_WORKER_THREADS})
   MODEL_BASE_URL, MODEL_API_KEY, MODEL_ID, MODEL_TIMEOUT_MS, LANGFUSE_HOST,
   LANGFUSE_PUBLIC_KEY, LANGFUSE_SECRET_KEY   the openai and langfuse runtimes' settings
   TEMPLIQX_PACKAGE_SIGNING_KEY               key for sign_package and signature checks
+  TEMPLIQX_RENDER_FUEL, TEMPLIQX_CACHE_BYTES, TEMPLIQX_AUTHORIZATION_KEY
+                                             the service's own settings, as on every surface
 
 examples:
   {PROG} --root fixtures/packages
@@ -58,6 +76,8 @@ examples:
 exit status: 0 after a clean shutdown (SIGTERM/SIGINT drain the requests in flight) or a
 passing --check/--healthcheck; 1 when the configuration or start-up fails (every problem is
 named on stderr); 2 for a usage error.
+
+More: docs/http.md (run, configure, secure, put behind a reverse proxy, scale).
 """
 
 
@@ -85,11 +105,23 @@ def parser() -> argparse.ArgumentParser:
     )
     cli.add_argument("--addr", metavar="IP:PORT", help=f"bind address (default {DEFAULT_ADDR})")
     cli.add_argument("--root", metavar="DIR", help="packages root (default .)")
-    cli.add_argument("--workspace", metavar="DIR", help="workspace folder")
     cli.add_argument(
-        "--runtime-mode", dest="mode", metavar="MODE", help="deterministic-fake, langfuse, ..."
+        "--workspace", metavar="DIR", help="workspace folder (default ROOT/.templiqx-workspace)"
     )
-    cli.add_argument("--token-file", metavar="FILE", help="file holding the bearer token")
+    cli.add_argument(
+        "--runtime-mode",
+        dest="mode",
+        metavar="MODE",
+        help="deterministic-fake (default: no model, execute answers fixture_output), "
+        "langfuse, or any installed runtime: fake, mock, openai, ...",
+    )
+    cli.add_argument(
+        "--token-file",
+        metavar="FILE",
+        help="file holding the bearer token every operation route then requires (or set "
+        "TEMPLIQX_HTTP_TOKEN; the token itself is never a flag: command lines are visible "
+        "to every user; default: no token, which only a loopback bind allows)",
+    )
     cli.add_argument(
         "--allow-unauthenticated",
         action="store_true",
@@ -110,22 +142,48 @@ def parser() -> argparse.ArgumentParser:
         action="append",
         help="a folder an override may lie in (repeat; default: only the workspace)",
     )
-    cli.add_argument("--max-body-bytes", metavar="N", help="request body limit")
-    cli.add_argument("--request-timeout", metavar="SECONDS", help="request deadline")
-    cli.add_argument("--max-concurrent", metavar="N", help="operation requests at once")
+    cli.add_argument(
+        "--max-body-bytes",
+        metavar="N",
+        help=f"request body limit; larger bodies are 413 (default {DEFAULT_MAX_BODY_BYTES})",
+    )
+    cli.add_argument(
+        "--request-timeout",
+        metavar="SECONDS",
+        help="deadline per request, the work included: past it the work is cancelled and the "
+        f"answer is 504 (default {DEFAULT_REQUEST_TIMEOUT_S:g})",
+    )
+    cli.add_argument(
+        "--max-concurrent",
+        metavar="N",
+        help="operation requests at once; beyond: 503 with Retry-After "
+        f"(default {DEFAULT_MAX_CONCURRENT})",
+    )
     cli.add_argument(
         "--cors-origin",
         dest="cors_origins",
         metavar="ORIGIN",
         action="append",
-        help="a browser origin allowed to call (repeat; * for any)",
+        help="a browser origin allowed to call (repeat; * for any; default: CORS off)",
     )
-    cli.add_argument("--grace", metavar="SECONDS", help="drain period on SIGTERM")
     cli.add_argument(
-        "--keep-alive", metavar="SECONDS", help="how long an idle connection stays open"
+        "--grace",
+        metavar="SECONDS",
+        help="on SIGTERM, how long requests in flight may finish before the rest are "
+        f"cancelled (default {DEFAULT_GRACE_S:g})",
     )
-    cli.add_argument("--workers", metavar="N", help="worker processes")
-    cli.add_argument("--worker-threads", metavar="N", help="threads for blocking work per process")
+    cli.add_argument(
+        "--keep-alive",
+        metavar="SECONDS",
+        help="how long an idle connection stays open; behind a proxy, longer than its idle "
+        f"timeout (default {DEFAULT_KEEP_ALIVE_S:g})",
+    )
+    cli.add_argument("--workers", metavar="N", help="worker processes on one socket (default 1)")
+    cli.add_argument(
+        "--worker-threads",
+        metavar="N",
+        help=f"threads for blocking work per process (default {DEFAULT_WORKER_THREADS})",
+    )
     return cli
 
 

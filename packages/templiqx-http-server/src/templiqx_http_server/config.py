@@ -47,6 +47,8 @@ from templiqx_http.settings import (
 __all__ = [
     "DEFAULT_ADDR",
     "DEFAULT_GRACE_S",
+    "DEFAULT_KEEP_ALIVE_S",
+    "DEFAULT_WORKER_THREADS",
     "MODES",
     "ConfigError",
     "ServerConfig",

@@ -15,6 +15,7 @@ or serves it alone (``templiqx-http-server``). The application never imports a s
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -77,7 +78,12 @@ def _operation_routes(state: TempliqxHttp) -> list[BaseRoute]:
     routes: list[BaseRoute] = []
     for path, endpoints in by_path.items():
         dispatcher = PathEndpoint(endpoints)
-        routes.append(Route(path, dispatcher, methods=dispatcher.methods))
+        served = Route(path, dispatcher, methods=dispatcher.methods)
+        # Starlette's ``{name:path}`` is ``.*`` without DOTALL: a decoded newline in an artifact
+        # path (``%0A``) missed the route and got a bare text 404. The reference's wildcard
+        # takes any character; the service then judges the name and answers with an envelope.
+        served.path_regex = re.compile(served.path_regex.pattern, re.DOTALL)
+        routes.append(served)
     return routes
 
 

@@ -168,7 +168,7 @@ class OperationEndpoint:
         self.inflight = inflight
         self.runtime_check = runtime_check
         token = settings.token
-        self._expected = f"Bearer {token}".encode() if token is not None else None
+        self._expected = token.encode() if token is not None else None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         operation = self.route.operation
@@ -198,8 +198,12 @@ class OperationEndpoint:
     def _authenticate(self, scope: Scope) -> None:
         if self._expected is None:
             return
-        given = (_header(scope, b"authorization") or "").encode("latin-1")
-        if not hmac.compare_digest(given, self._expected):
+        # RFC 9110 §11.1: the scheme is case-insensitive ("bearer" is "Bearer"); the token is
+        # compared in constant time, whatever the scheme said.
+        scheme, _, credentials = (_header(scope, b"authorization") or "").strip().partition(" ")
+        given = credentials.strip().encode("latin-1")
+        matches = hmac.compare_digest(given, self._expected)
+        if not (matches and scheme.lower() == "bearer"):
             raise TransportError(
                 "TQX_HTTP_UNAUTHORIZED",
                 "this server requires a bearer token",
