@@ -135,7 +135,10 @@ function buildForm() {
   if (!contract) {
     state.form = null;
     fill(form, h("p", { class: "muted" }, "The contract does not load: fix its diagnostics to get its form."));
-    fill(preset);
+    fill(preset, h("option", { value: "" }, "empty values"));
+    $("#values-state").textContent = "";
+    $("#capabilities").value = "";
+    $("#fixture-output").value = "";
     return;
   }
   state.form = valuesForm(contract, checkValues);
@@ -303,6 +306,7 @@ async function openContract(contract) {
     const checked = await api.validate(state.package, contract);
     if (generation !== state.generation) return;
     editor.showDiagnostics(checked.envelope.diagnostics);
+    editor.reveal();
     const count = errors(checked.envelope).length;
     sourceState(count ? `Saved — ${count} error(s)` : "Saved — valid", "saved");
   }

@@ -143,6 +143,15 @@ export class SourceEditor {
     this.area.style.width = `calc(${Math.max(...lines.map((l) => l.length), 40) + 2}ch + 1.5rem)`;
   }
 
+  /** Scroll the first problem into view (without moving the focus). */
+  reveal() {
+    const first = this.diagnostics.find((d) => d.span);
+    const box = this.area.closest(".editor");
+    if (!first) { box.scrollTop = 0; return; }
+    const row = this.gutter.querySelector(`[data-line="${first.span.line}"]`);
+    if (row) box.scrollTop = Math.max(row.offsetTop - box.clientHeight / 3, 0);
+  }
+
   offset(line, column) {
     const lines = this.area.value.split("\n");
     let at = 0;
