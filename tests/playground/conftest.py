@@ -64,7 +64,7 @@ class WatchedRuntime(ScriptedRuntime):
 
     stopped_early: list[int]
 
-    async def aexecute_streaming(  # type: ignore[override]
+    async def aexecute_streaming(
         self, request: ExecutionRequest, *, cancel: CancelToken | None = None
     ) -> AsyncIterator[StreamEvent]:
         relayed = 0
@@ -82,6 +82,7 @@ class WatchedRuntime(ScriptedRuntime):
 def watched_runtime() -> WatchedRuntime:
     manifest = ScenarioManifest.load(SCENARIO)
     runtime = WatchedRuntime.from_manifest(manifest, pace_ms=PACE_MS)
+    assert isinstance(runtime, WatchedRuntime)
     runtime.stopped_early = []
     return runtime
 
@@ -120,7 +121,8 @@ def serving(root: Path, runtime: WatchedRuntime, settings: HttpSettings) -> Iter
     thread.start()
     deadline = time.monotonic() + 15
     while not server.started:
-        assert thread.is_alive() and time.monotonic() < deadline, "uvicorn did not start"
+        assert thread.is_alive(), "uvicorn stopped while starting"
+        assert time.monotonic() < deadline, "uvicorn did not start within 15 s"
         time.sleep(0.01)
     try:
         yield served
@@ -232,7 +234,10 @@ def new_page(browser: Any, console: Console) -> Iterator[Any]:
 @pytest.fixture(scope="session")
 def shots() -> Path:
     configured = os.environ.get("TEMPLIQX_PLAYGROUND_SCREENSHOTS")
-    folder = Path(configured) if configured else Path(os.environ.get("TMPDIR", "/tmp")) / "templiqx-playground-shots"
+    folder = (
+        Path(configured)
+        if configured
+        else Path(os.environ.get("TMPDIR", "/tmp")) / "templiqx-playground-shots"
+    )
     folder.mkdir(parents=True, exist_ok=True)
     return folder
-

@@ -68,7 +68,9 @@ def test_an_edit_is_validated_as_the_contract_and_nothing_is_written(
     assert problem["code"] == "TQX_PARSE_UNKNOWN_FILTER"
     assert problem["span"]["line"] == 25
     assert problem["file"] == "welcome/contracts/account-digest.yaml"
-    fine = client.post(DIGEST + "/validate", content=stored.replace("0.3.0", "0.4.0"), headers=AS_YAML)
+    fine = client.post(
+        DIGEST + "/validate", content=stored.replace("0.3.0", "0.4.0"), headers=AS_YAML
+    )
     assert fine.status_code == 200
     assert fine.json()["result"]["version"] == "0.4.0"
     assert digest.read_text(encoding="utf-8") == stored  # nothing written

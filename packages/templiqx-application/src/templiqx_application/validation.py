@@ -11,8 +11,8 @@ from templiqx_application.diagnostics import (
     port_diagnostic,
     with_file,
 )
-from templiqx_application.loading import LoadedContract
 from templiqx_application.includes import package_coverage, uncovered_includes
+from templiqx_application.loading import LoadedContract
 from templiqx_application.packages import normalized_manifest, version_problem
 from templiqx_application.signing import signing_key, strict_from_environment, verify_signatures
 from templiqx_contracts import (

@@ -34,8 +34,8 @@ from templiqx_contracts import OperationEnvelope
 from templiqx_http.middleware import OK_KEY, OPERATION_KEY
 from templiqx_http.routes import OperationRoute
 from templiqx_http.settings import HttpSettings
-from templiqx_http.status import RETRY_AFTER_S, status_for
 from templiqx_http.sources import serve_source, source_variant
+from templiqx_http.status import RETRY_AFTER_S, status_for
 from templiqx_http.streaming import stream_execution  # and the application's streams, at start
 from templiqx_http.transport import (
     OFF_LOOP_BYTES,

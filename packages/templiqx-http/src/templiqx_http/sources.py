@@ -43,7 +43,9 @@ def _media(value: str | None) -> set[str]:
     return {item.split(";")[0].strip().lower() for item in value.split(",")}
 
 
-def source_variant(operation: str, method: str, accept: str | None, content_type: str | None) -> str | None:
+def source_variant(
+    operation: str, method: str, accept: str | None, content_type: str | None
+) -> str | None:
     """``"read"``, ``"validate"`` or ``None`` (the route's ordinary operation)."""
     if operation == "inspect_contract" and method in ("GET", "HEAD"):
         wanted = _media(accept)
@@ -93,7 +95,5 @@ async def serve_source(
             "the request body is not valid UTF-8 text",
             help="send the contract's YAML source as UTF-8",
         ) from None
-    envelope = await asyncio.to_thread(
-        service.validate_contract_source, package, contract, source
-    )
+    envelope = await asyncio.to_thread(service.validate_contract_source, package, contract, source)
     await endpoint.respond(scope, send, envelope)
