@@ -50,7 +50,7 @@ def planted(root: Path) -> Iterator[Path]:
 
 def fill_onboarding_form(page: Any) -> None:
     page.fill("#f-inputs-customer-name", "Anouk de Vries")
-    page.select_option("#f-inputs-customer-plan", label='"business"')
+    page.select_option("#f-inputs-customer-plan", label="business")
     page.fill("#f-inputs-customer-seats", "12")
     page.fill("#f-inputs-customer-start_date", "2026-09-01")
     page.fill("#f-inputs-customer-monthly_fee", "1249.5")

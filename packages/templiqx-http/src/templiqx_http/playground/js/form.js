@@ -47,7 +47,7 @@ export function control(schema, path, { label, required, onChange }) {
   if (kind === "enum") {
     input = h("select", { id, "aria-describedby": describedBy, "aria-required": required ? "true" : null },
       h("option", { value: "" }, required ? "— choose —" : "— none —"),
-      schema.enum.map((v, i) => h("option", { value: String(i) }, JSON.stringify(v))));
+      schema.enum.map((v, i) => h("option", { value: String(i) }, typeof v === "string" ? v : JSON.stringify(v))));
   } else if (kind === "boolean") {
     input = required
       ? h("input", { id, type: "checkbox", "aria-describedby": describedBy })
