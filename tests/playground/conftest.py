@@ -210,6 +210,7 @@ def page(browser: Any, console: Console) -> Iterator[Any]:
     finally:
         context.close()
     assert console.errors == [], console.errors
+    _only_deliberate(console)
 
 
 @pytest.fixture
@@ -229,6 +230,14 @@ def new_page(browser: Any, console: Console) -> Iterator[Any]:
     for context in contexts:
         context.close()
     assert console.errors == [], console.errors
+    _only_deliberate(console)
+
+
+def _only_deliberate(console: Console) -> None:
+    """The API's non-2xx answers the page meets by design: 401 (asks for the token), 409 (a
+    stale CAS token) and 422 (a contract or values that are not valid)."""
+    for line in console.http_statuses:
+        assert any(f" {status} " in line for status in (401, 409, 422)), line
 
 
 @pytest.fixture(scope="session")
