@@ -35,11 +35,12 @@ from templiqx_http import HttpSettings, create_app
 from templiqx_local import compose
 from templiqx_mock import ScriptedRuntime
 from templiqx_mock.scenario import ScenarioManifest
-from templiqx_ports import CancelToken
+from templiqx_ports import CancelToken, RuntimeFailureCode
 
 REPO = Path(__file__).resolve().parents[2]
 WELCOME = REPO / "fixtures" / "packages" / "welcome"
 SCENARIO = WELCOME / "scenarios" / "stream-vip" / "manifest.json"
+SUPPORT_DESK = REPO / "fixtures" / "packages" / "support-desk"
 PACE_MS = 60
 """Real milliseconds between two streamed deltas (18 deltas: about a second a run)."""
 TOKEN = "playground-test-token"
@@ -79,8 +80,8 @@ class WatchedRuntime(ScriptedRuntime):
                 self.stopped_early.append(relayed)
 
 
-def watched_runtime() -> WatchedRuntime:
-    manifest = ScenarioManifest.load(SCENARIO)
+def watched_runtime(scenario: Path = SCENARIO) -> WatchedRuntime:
+    manifest = ScenarioManifest.load(scenario)
     runtime = WatchedRuntime.from_manifest(manifest, pace_ms=PACE_MS)
     assert isinstance(runtime, WatchedRuntime)
     runtime.stopped_early = []
@@ -91,7 +92,7 @@ def watched_runtime() -> WatchedRuntime:
 class Served:
     url: str
     root: Path
-    runtime: WatchedRuntime
+    runtime: ScriptedRuntime
     access: list[str] = field(default_factory=list)
 
 
@@ -105,7 +106,7 @@ class _Lines(logging.Handler):
 
 
 @contextlib.contextmanager
-def serving(root: Path, runtime: WatchedRuntime, settings: HttpSettings) -> Iterator[Served]:
+def serving(root: Path, runtime: ScriptedRuntime, settings: HttpSettings) -> Iterator[Served]:
     """The application under uvicorn on 127.0.0.1 (ephemeral port), stopped at the end."""
     app = create_app(compose(root, runtime=runtime), settings)
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -143,6 +144,25 @@ def packages_root(root: Path) -> Path:
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     root = packages_root(tmp_path_factory.mktemp("packages"))
     with serving(root, watched_runtime(), HttpSettings()) as served:
+        yield served
+
+
+@pytest.fixture(scope="module")
+def tools_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    """support-desk on the mock replaying triage-refund: a model that calls two tools."""
+    root = tmp_path_factory.mktemp("packages")
+    shutil.copytree(SUPPORT_DESK, root / "support-desk")
+    runtime = watched_runtime(SUPPORT_DESK / "scenarios" / "triage-refund" / "manifest.json")
+    with serving(root, runtime, HttpSettings()) as served:
+        yield served
+
+
+@pytest.fixture(scope="module")
+def failing_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    """welcome on a mock whose first call fails as rate limited."""
+    root = packages_root(tmp_path_factory.mktemp("packages"))
+    runtime = ScriptedRuntime.failure("rate-limited", RuntimeFailureCode.RATE_LIMITED)
+    with serving(root, runtime, HttpSettings()) as served:
         yield served
 
 

@@ -316,3 +316,46 @@ def test_a_token_is_asked_once_and_kept_in_memory(new_page: Any, token_server: A
     assert TOKEN not in stored
     page.reload()
     expect(dialog).to_be_visible()  # memory only: a new page asks again
+
+
+def test_tool_calls_show_as_their_arguments_assemble(
+    page: Any, tools_server: Any, shots: Path
+) -> None:
+    open_playground(page, tools_server.url, "#support-desk/support-triage")
+    page.get_by_role("button", name="Raw JSON").click()
+    values = {"inputs": {"customer_email": "ada@example.com", "message": "Charged twice."}}
+    page.fill("#raw-json", json.dumps(values))
+    page.get_by_role("tab", name="Run").click()
+    page.fill("#fixture-output", "")
+    page.evaluate(
+        """() => {
+        window.__tools = [];
+        const box = document.querySelector('#tools');
+        new MutationObserver(() => window.__tools.push(box.textContent))
+          .observe(box, { childList: true, subtree: true, characterData: true });
+      }"""
+    )
+    page.get_by_role("button", name="Run", exact=True).click()
+    expect(page.locator("#run-state")).to_have_attribute("data-state", "ok", timeout=15_000)
+    calls = page.locator("#tools > li")
+    expect(calls).to_have_count(2)
+    expect(calls.nth(0).locator(".tool-name")).to_have_text("lookup_account")
+    expect(calls.nth(1).locator(".tool-name")).to_have_text("open_ticket")
+    first = json.loads(calls.nth(0).locator(".args").text_content())
+    assert first == {"email": "ada@example.com"}
+    grown = page.evaluate("window.__tools")
+    assert len(set(grown)) >= 5, grown  # the arguments arrived piece by piece
+    page.locator("#panel-run").screenshot(path=str(shots / "playground-tools.png"))
+
+
+def test_a_failed_run_shows_code_message_and_help(page: Any, failing_server: Any) -> None:
+    open_playground(page, failing_server.url, "#welcome/onboarding-summary")
+    page.get_by_role("combobox", name="Start from").select_option(label="eval vip-business-nl")
+    page.get_by_role("tab", name="Run").click()
+    page.get_by_role("button", name="Run", exact=True).click()
+    failure = page.locator("#failure")
+    expect(failure).to_have_attribute("data-code", "TQX_RUNTIME_RATE_LIMITED")
+    expect(failure.locator(".message")).not_to_be_empty()
+    expect(failure.locator(".help")).to_contain_text("Help:")
+    expect(page.locator("#run-state")).to_have_attribute("data-state", "not-ok")
+    expect(page.locator("#envelope")).to_contain_text("ok: false")
