@@ -203,6 +203,34 @@ def test_the_form_compile_and_a_live_run(page: Any, server: Any, shots: Path) ->
     page.screenshot(path=str(shots / "playground-run.png"), full_page=True)
 
 
+def test_values_are_saved_to_and_loaded_from_a_file(page: Any, server: Any) -> None:
+    open_playground(page, server.url, "#welcome/onboarding-summary")
+    page.get_by_role("combobox", name="Start from").select_option(label="eval starter-en")
+    expect(page.locator("#f-inputs-customer-name")).to_have_value("Sam Lee")
+    with page.expect_download() as download:
+        page.get_by_role("button", name="Save to file").click()
+    assert download.value.suggested_filename == "onboarding-summary-values.json"
+    saved = json.loads(Path(download.value.path()).read_text(encoding="utf-8"))
+    assert saved["inputs"]["customer"]["plan"] == "starter"
+    assert saved["inputs"]["customer"]["addons"] == []
+    assert saved["context"] == {"locale": "en-US", "vip": True}
+    saved["inputs"]["customer"]["name"] = "Ada Lovelace"
+    saved["inputs"]["customer"]["addons"] = ["SSO"]
+    page.set_input_files(
+        "#load-values",
+        files=[
+            {
+                "name": "values.json",
+                "mimeType": "application/json",
+                "buffer": json.dumps(saved).encode(),
+            }
+        ],
+    )
+    expect(page.locator("#f-inputs-customer-name")).to_have_value("Ada Lovelace")
+    expect(page.locator("#f-inputs-customer-addons-0")).to_have_value("SSO")
+    expect(page.locator("#status")).to_have_text("Loaded values from values.json.")
+
+
 def test_cancel_stops_the_model_call(page: Any, server: Any) -> None:
     open_playground(page, server.url, "#welcome/onboarding-summary")
     page.get_by_role("combobox", name="Start from").select_option(label="eval vip-business-nl")
