@@ -92,6 +92,23 @@ def bench(session: nox.Session) -> None:
 
 
 @nox.session
+def playground(session: nox.Session) -> None:
+    """The contract playground's browser tests in headless Chromium (issue #30), alone.
+
+    Not in the default session list (the default ``tests`` session runs them too). It needs
+    Debian's ``chromium`` (``apt-get install -y chromium``; Playwright downloads no browser)
+    and fails without it; the screenshots go to docs/images (docs/playground.md shows them).
+    """
+    session.run(
+        "pytest",
+        str(ROOT / "tests" / "playground"),
+        "-q",
+        *session.posargs,
+        env={"TEMPLIQX_PLAYGROUND_SCREENSHOTS": str(ROOT / "docs" / "images"), "CI": "1"},
+    )
+
+
+@nox.session
 def reliability(session: nox.Session) -> None:
     """Reliability and security suites R1-R7 (issue #9); prints the measured figures table.
 

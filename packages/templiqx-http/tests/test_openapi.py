@@ -29,6 +29,7 @@ from templiqx_http.operations import OperationEndpoint, PathEndpoint
 
 UNDOCUMENTED = {"/healthz", "/readyz", "/swagger-ui", "/swagger-ui/{asset:path}"}
 """Served but not in the document, as in the reference."""
+UNDOCUMENTED |= {"/", "/playground", "/playground/{asset:path}"}  # pages for people (#30)
 
 
 def _snake(name: str) -> str:

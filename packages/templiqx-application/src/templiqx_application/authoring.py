@@ -27,6 +27,7 @@ __all__ = [
     "diff_contract",
     "explain_contract",
     "inspect_contract",
+    "inspect_contract_text",
     "put_contract",
 ]
 
@@ -37,8 +38,24 @@ def inspect_contract(ctx: ServiceContext, package: str, contract: str) -> Operat
     A stored contract that does not load still reports its token (the fingerprint of its
     source text) beside the diagnostics, so it can be repaired with ``put_contract``.
     """
-    operation = "inspect_contract"
+    return _inspected(ctx.loader.load(package, contract))
+
+
+def inspect_contract_text(
+    ctx: ServiceContext, package: str, contract: str
+) -> tuple[OperationEnvelope, str | None]:
+    """``inspect_contract``'s envelope and the stored text it was loaded from.
+
+    The text is there whenever it could be read, also when it does not load (its diagnostics
+    point into it), so an editor can show the problems where they are; ``None`` when the
+    contract cannot be read at all (the envelope says why).
+    """
     loaded = ctx.loader.load(package, contract)
+    return _inspected(loaded), loaded.source
+
+
+def _inspected(loaded: LoadedContract) -> OperationEnvelope:
+    operation = "inspect_contract"
     token = loaded.token
     fingerprints = {"contract": token} if token is not None else {}
     if loaded.contract is None:

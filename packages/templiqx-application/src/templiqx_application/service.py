@@ -470,6 +470,45 @@ class TempliqxService(AsyncOperations, BatchOperations):
         """Validate one contract."""
         return self._call("validate_contract", _given(package=package, contract=contract))
 
+    def contract_text(self, package: str, contract: str) -> tuple[OperationEnvelope, str | None]:
+        """``inspect_contract``'s envelope and the contract's stored text (``None`` when it
+        cannot be read; the envelope says why). The text is given also when the contract does
+        not load, so an editor can show its diagnostics at their spans. Not a catalog
+        operation: a read of what ``inspect_contract`` reads, for editors (the playground)."""
+        found: list[str] = []
+
+        def run(package: str, contract: str) -> OperationEnvelope:
+            answer, text = authoring.inspect_contract_text(self._ctx, package, contract)
+            if text is not None:
+                found.append(text)
+            return answer
+
+        answer = self._bound_call("inspect_contract", run, package=package, contract=contract)
+        return answer, (found[0] if found else None)
+
+    def validate_contract_source(
+        self, package: str, contract: str, source: str
+    ) -> OperationEnvelope:
+        """``validate_contract`` of ``source`` as if it were saved as the contract, writing
+        nothing: the check an editor runs on an edit before ``put_contract`` saves it."""
+
+        def run(package: str, contract: str) -> OperationEnvelope:
+            return validation.validate_contract_source(self._ctx, package, contract, source)
+
+        return self._bound_call("validate_contract", run, package=package, contract=contract)
+
+    def _bound_call(
+        self, name: str, implementation: _Implementation, **arguments: Any
+    ) -> OperationEnvelope:
+        """``implementation`` with ``arguments`` checked as the catalog operation ``name``
+        checks them, under its fuel and CPU slot."""
+        spec = operation_spec(name)
+        assert spec is not None, name
+        bound, diagnostics = bind_arguments(spec, arguments)
+        if diagnostics:
+            return envelope(name, diagnostics=diagnostics)
+        return self._guarded(name, implementation, bound, None)
+
     def validate_package(self, package: str) -> OperationEnvelope:
         """Validate a whole package."""
         return self._call("validate_package", _given(package=package))

@@ -12,6 +12,7 @@ from templiqx_application.diagnostics import (
     with_file,
 )
 from templiqx_application.includes import package_coverage, uncovered_includes
+from templiqx_application.loading import LoadedContract
 from templiqx_application.packages import normalized_manifest, version_problem
 from templiqx_application.signing import signing_key, strict_from_environment, verify_signatures
 from templiqx_contracts import (
@@ -32,15 +33,30 @@ from templiqx_core import SourceMap, parse_lock
 from templiqx_core import validate_contract as core_validate_contract
 from templiqx_ports import NotFoundError, PortError
 
-__all__ = ["validate_contract", "validate_package"]
+__all__ = ["validate_contract", "validate_contract_source", "validate_package"]
 
 LOCK_FILE = "templiqx.lock"
 
 
 def validate_contract(ctx: ServiceContext, package: str, contract: str) -> OperationEnvelope:
     """Validate one loaded contract; the summary is the result even when it is invalid."""
+    return _validated(ctx, package, contract, ctx.loader.load(package, contract))
+
+
+def validate_contract_source(
+    ctx: ServiceContext, package: str, contract: str, source: str
+) -> OperationEnvelope:
+    """Validate ``source`` as if it were stored as the package's ``contracts/<contract>.yaml``
+    (its includes, partials and tool contracts resolved against the package), writing nothing:
+    the envelope ``validate_contract`` would answer once it is saved. For editors that check
+    an edit before it is saved with ``put_contract``."""
+    return _validated(ctx, package, contract, ctx.loader.load_source(package, contract, source))
+
+
+def _validated(
+    ctx: ServiceContext, package: str, contract: str, loaded: LoadedContract
+) -> OperationEnvelope:
     operation = "validate_contract"
-    loaded = ctx.loader.load(package, contract)
     if loaded.contract is None:
         return envelope(operation, diagnostics=loaded.diagnostics)
     diagnostics = address(

@@ -29,6 +29,7 @@ from templiqx_http.docs_ui import DocsPage
 from templiqx_http.meta import Document, Liveness, Readiness, ReadinessCheck
 from templiqx_http.middleware import RequestContext
 from templiqx_http.operations import Inflight, OperationEndpoint, PathEndpoint
+from templiqx_http.playground_ui import HomePage, PlaygroundPage
 from templiqx_http.routes import BASE_PATH, ROUTES
 from templiqx_http.settings import HttpSettings
 
@@ -95,6 +96,7 @@ def create_app(
     runtime_check: ReadinessCheck | None = None,
     middleware: Sequence[Middleware] = (),
     routes: Sequence[BaseRoute] = (),
+    playground: bool = True,
 ) -> Starlette:
     """The operations API over ``service`` (see the module docstring).
 
@@ -103,7 +105,9 @@ def create_app(
     none: it can) and runs before an execution streams: a streamed call that would fail on its
     settings is answered as JSON with its status, not as a 200 stream ending in ``Failed``.
     ``middleware`` and ``routes`` are a host's own, added inside the request context and beside
-    the operation routes. ``app.state.templiqx`` is the :class:`TempliqxHttp` it serves.
+    the operation routes. ``playground`` serves the contract playground at ``/playground/``
+    and a home page at ``/`` linking to it and the API docs (it calls only the operation
+    routes). ``app.state.templiqx`` is the :class:`TempliqxHttp` it serves.
     """
     settings = settings if settings is not None else HttpSettings()
     state = TempliqxHttp(service, settings, runtime_check)
@@ -120,8 +124,15 @@ def create_app(
         Route(BASE_PATH + "/openapi.yaml", Document("yaml"), methods=["GET"]),
         Route("/swagger-ui", docs, methods=["GET"]),
         Route("/swagger-ui/{asset:path}", docs, methods=["GET"]),
-        *routes,
     ]
+    if playground:
+        page = PlaygroundPage()
+        table += [
+            Route("/", HomePage(), methods=["GET"]),
+            Route("/playground", page, methods=["GET"]),
+            Route("/playground/{asset:path}", page, methods=["GET"]),
+        ]
+    table += [*routes]
     stack = [Middleware(RequestContext)]
     if settings.cors_origins:
         stack.append(

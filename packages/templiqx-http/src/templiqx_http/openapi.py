@@ -95,6 +95,18 @@ A call refused before any model call is an ordinary JSON answer with its 4xx sta
 that disconnects cancels the model call."""
 
 
+_SOURCE_DESCRIPTION = """\
+With `Accept: application/yaml` the answer is the contract's stored YAML text, its \
+compare-and-swap token as `ETag` (the `If-Match` of a `PUT`), also when the contract does not \
+load (`X-Templiqx-Diagnostics` counts its problems); a contract that cannot be read is the JSON \
+envelope."""
+
+_EDIT_DESCRIPTION = """\
+With a `Content-Type: application/yaml` body, that text is validated as if it were saved as \
+the contract (includes, partials and tool contracts resolved in the package); nothing is \
+written."""
+
+
 def _pascal(name: str) -> str:
     return "".join(word.capitalize() for word in name.split("_"))
 
@@ -258,8 +270,13 @@ def _operation(route: OperationRoute, envelope_ref: str) -> dict[str, Any]:
             },
         }
         description += "\n\n" + _STREAM_DESCRIPTION
+    if route.operation == "inspect_contract":  # templiqx_http.sources
+        responses["200"]["content"]["application/yaml"] = {"schema": {"type": "string"}}
+        description += "\n\n" + _SOURCE_DESCRIPTION
+    if route.operation == "validate_contract":
+        description += "\n\n" + _EDIT_DESCRIPTION
     failures = dict(_FAILURES)
-    if route.body_kind != "none":
+    if route.body_kind != "none" or route.operation == "validate_contract":
         failures["413"] = "The request body is larger than the server's limit."
     if "workspace" in route.query:
         failures["403"] = "The workspace override is disabled on this server."
@@ -293,6 +310,13 @@ def _operation(route: OperationRoute, envelope_ref: str) -> dict[str, Any]:
                     "schema": {"$ref": _REF.format(name=_pascal(route.operation) + "Request")}
                 }
             },
+        }
+    elif route.operation == "validate_contract":
+        operation["requestBody"] = {
+            "required": False,
+            "description": "An edit to validate instead of the saved contract (nothing is "
+            "written).",
+            "content": {"application/yaml": {"schema": {"type": "string"}}},
         }
     elif route.body_kind == "text":
         text = {"schema": {"type": "string"}}

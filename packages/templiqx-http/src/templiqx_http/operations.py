@@ -41,6 +41,7 @@ from templiqx_contracts import OperationEnvelope
 from templiqx_http.middleware import OK_KEY, OPERATION_KEY
 from templiqx_http.routes import OperationRoute
 from templiqx_http.settings import HttpSettings
+from templiqx_http.sources import serve_source, source_variant
 from templiqx_http.status import RETRY_AFTER_S, status_for
 from templiqx_http.streaming import stream_execution  # and the application's streams, at start
 from templiqx_http.transport import (
@@ -220,8 +221,17 @@ class OperationEndpoint:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.settings.request_timeout_s
         streams = route.operation == "execute_contract" and _wants_events(scope)
+        variant = source_variant(
+            route.operation,
+            scope.get("method", ""),
+            _header(scope, b"accept"),
+            _header(scope, b"content-type"),
+        )
         try:
             async with asyncio.timeout_at(deadline):
+                if variant is not None:  # a contract's YAML text (templiqx_http.sources)
+                    await serve_source(self, variant, scope, receive, send)
+                    return
                 body = await self._body(scope, receive)
                 decode = functools.partial(
                     decode_arguments,
