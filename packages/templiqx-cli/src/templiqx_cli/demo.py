@@ -18,7 +18,6 @@ workspace: ``uv run --frozen --all-packages``).
 from __future__ import annotations
 
 import os
-import shutil
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -71,6 +70,8 @@ def invoked_as() -> str:
             return "uv run --frozen --all-packages templiqx"  # this repository's workspace
         return "uv run templiqx"
     program = Path(sys.argv[0]).resolve() if sys.argv and sys.argv[0] else None
+    import shutil  # imported where used: `templiqx --help` builds this command (issue #33)
+
     found = shutil.which("templiqx")
     if program is None or (found is not None and Path(found).resolve() == program):
         return "templiqx"
@@ -168,6 +169,8 @@ def _copy_example(source: Path, folder: str) -> Path:
         raise CliError(f"demo: {target} already exists; choose another --copy-to folder")
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
+        import shutil
+
         shutil.copytree(source, target)
     except OSError as exc:
         raise CliError(f"demo: copy the example package to {target}: {exc}") from exc
@@ -192,6 +195,8 @@ def _demo(options: dict[str, Any], pace_ms: int | None, copy_to: str | None = No
     narrator = _Narrator(quiet=settings.as_json)
     with tempfile.TemporaryDirectory(prefix="templiqx-demo-") as scratch:
         root = Path(scratch) / "packages"
+        import shutil
+
         shutil.copytree(source, root / DEMO_PACKAGE)
         scenario = root / DEMO_PACKAGE / DEMO_SCENARIO
         manifest = read_json(str(scenario))

@@ -18,38 +18,45 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from templiqx_cli.composition import runtime_names
+from templiqx_cli.entry_points import Found, group_entries
 from templiqx_cli.layout import SECTIONS
-
-if TYPE_CHECKING:
-    from importlib.metadata import EntryPoint
 
 __all__ = ["PLUGIN_GROUP", "TempliqxGroup", "command_info", "help_command", "help_data"]
 
 PLUGIN_GROUP = "templiqx.cli_plugins"
 
 
-def entry_points(*, group: str) -> list[EntryPoint]:
-    """The entry points of ``group`` (:func:`importlib.metadata.entry_points`).
-
-    ``importlib.metadata`` is imported here, not with this module: its imports (``email``,
-    ``zipfile``, ...) cost more than the rest of a short command's start-up, and only plugins
-    and ``--help`` need it.
-    """
+def entry_points(*, group: str) -> list[Found]:
+    """The entry points of ``group``, read by :mod:`templiqx_cli.entry_points` (which needs
+    no ``importlib.metadata``: its imports, ``email``, ``zipfile``, ..., cost more than the rest of
+    ``--help``'s start-up), or by :func:`importlib.metadata.entry_points` when a distribution
+    is zipped."""
+    found = group_entries(group)
+    if found is not None:
+        return found
     from importlib.metadata import entry_points as scan
 
-    return list(scan(group=group))
+    return [
+        Found(entry.name, entry.value, group, _folder(getattr(entry, "dist", None)))
+        for entry in scan(group=group)
+    ]
 
 
-def _plugin_summary(entry: EntryPoint) -> str:
+def _folder(dist: Any) -> str | None:
+    path = getattr(dist, "_path", None)
+    return None if path is None else str(path)
+
+
+def _plugin_summary(entry: Found) -> str:
     """What the plugin is: its distribution's one-line summary (no import needed)."""
-    dist = getattr(entry, "dist", None)
-    summary = dist.metadata.get("Summary") if dist is not None else None
+    describe = getattr(entry, "summary", None)
+    summary = describe() if callable(describe) else None
     if summary:
         return str(summary).rstrip(".") + " (see its --help)."
     return f"The '{entry.name}' command of {entry.value.split(':')[0]} (see its --help)."
 
 
-def _plugin_command(entry: EntryPoint) -> click.Command:
+def _plugin_command(entry: Found) -> click.Command:
     def callback() -> int:
         plugin: Callable[[list[str] | None], int] = entry.load()
         return int(plugin(list(click.get_current_context().args)))
@@ -72,9 +79,9 @@ class TempliqxGroup(click.Group):
         super().__init__(*args, **kwargs)
         self.sections: dict[str, str] = {}
         """Command name -> section key (a key of :data:`templiqx_cli.layout.SECTIONS`)."""
-        self._plugins: list[EntryPoint] | None = None
+        self._plugins: list[Found] | None = None
 
-    def plugins(self) -> list[EntryPoint]:
+    def plugins(self) -> list[Found]:
         """The installed plugins, read once per group (each scan reads every distribution)."""
         if self._plugins is None:
             self._plugins = entry_points(group=PLUGIN_GROUP)
