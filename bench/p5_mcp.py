@@ -169,8 +169,7 @@ async def _measure(settings: Settings, row: Comparison, in_process: Comparison) 
                 await floor.initialize()
                 check(
                     _dump(await floor.list_tools()) == _dump(tools)
-                    and _dump(await floor.call_tool("compile_contract", arguments))
-                    == _dump(first),
+                    and _dump(await floor.call_tool("compile_contract", arguments)) == _dump(first),
                     "the minimal SDK server does not answer what templiqx-mcp answers",
                 )
                 await _over_mcp(session, arguments, 50)  # warm-up

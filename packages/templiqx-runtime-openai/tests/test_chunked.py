@@ -9,6 +9,7 @@ after it. The real socket path is covered by the runtime's streaming and keep-al
 
 from __future__ import annotations
 
+import itertools
 import random
 from typing import Any
 
@@ -69,7 +70,7 @@ def encode(parts: list[bytes], *, extensions: bool = False, trailers: bytes = b"
 
 def reads_of(body: bytes, cuts: list[int]) -> list[bytes]:
     points = sorted({c % (len(body) + 1) for c in cuts} | {0, len(body)})
-    return [body[a:b] for a, b in zip(points, points[1:], strict=False) if b > a]
+    return [body[a:b] for a, b in itertools.pairwise(points) if b > a]
 
 
 def decode(reads: list[bytes], read_size: int = 65536) -> tuple[bytes, _Raw]:
@@ -97,7 +98,9 @@ def test_any_chunking_any_reads_decodes_the_body(
     body = encode(parts, extensions=extensions, trailers=trailers)
     data, raw = decode(reads_of(body, cuts), read_size)
     assert data == b"".join(parts)
-    assert raw._fp.closed and raw.released and not raw.killed
+    assert raw._fp.closed
+    assert raw.released
+    assert not raw.killed
 
 
 def test_a_long_stream_of_repeated_sizes_takes_the_whole_chunk_path() -> None:
@@ -149,10 +152,12 @@ def test_a_size_line_longer_than_the_limit_raises_before_reading_on() -> None:
 def test_bytes_after_the_body_or_a_close_in_the_trailers_never_reuse_the_connection() -> None:
     data, raw = decode([encode([b"abc"]) + b"HTTP/1.1 200 OK\r\n"])
     assert data == b"abc"
-    assert raw.killed and not raw.released
+    assert raw.killed
+    assert not raw.released
     data, raw = decode([b"3\r\nabc\r\n0\r\n"])  # the server closed before the last CRLF
     assert data == b"abc"
-    assert raw.killed and not raw.released
+    assert raw.killed
+    assert not raw.released
 
 
 @pytest.mark.parametrize(

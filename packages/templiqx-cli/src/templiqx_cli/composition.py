@@ -29,7 +29,7 @@ BUILTIN_RUNTIME = "fake"
 """The runtime composed without an entry-point lookup (``templiqx_local.compose``'s default)."""
 
 RUNTIME_GROUP = "templiqx.runtimes"
-"""``templiqx_local.compose.RUNTIME_ENTRY_POINT_GROUP`` (not imported: see :func:`runtime_names`)."""
+"""``templiqx_local.compose.RUNTIME_ENTRY_POINT_GROUP`` (the name, not imported)."""
 ROOT_HINT = "pass --root DIR naming the folder that holds the package folders (default: .)"
 
 

@@ -157,7 +157,9 @@ def _whole_chunks(data: bytes, pos: int, sizes: dict[bytes, int], parts: list[by
     lengths = list(map(len, bodies))
     if list(map(sizes.get, lines)) != lengths:
         get = sizes.get
-        pairs = next(i for i, (line, n) in enumerate(zip(lines, lengths)) if get(line) != n)
+        pairs = next(
+            i for i, (line, n) in enumerate(zip(lines, lengths, strict=False)) if get(line) != n
+        )
         if not pairs:
             return pos
         del lines[pairs:], bodies[pairs:], lengths[pairs:]
