@@ -27,7 +27,6 @@ import click
 from templiqx_cli.commands import GLOBAL_NOTE, global_options, resolve_globals
 from templiqx_cli.composition import compose_service, runtime_names
 from templiqx_cli.inputs import CliError, read_json
-from templiqx_cli.output import dump_json, render_diagnostic, stream_operation
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -131,6 +130,8 @@ def _status(envelope: OperationEnvelope) -> str:
 
 
 def _show_diagnostics(narrator: _Narrator, envelope: OperationEnvelope) -> None:
+    from templiqx_cli.output import render_diagnostic  # printing: not imported by `--help`
+
     for diagnostic in envelope.diagnostics:
         for line in render_diagnostic(diagnostic).splitlines():
             narrator.say(f"      {line}")
@@ -164,6 +165,8 @@ def _run(
         "the answer arrives on stderr as it is generated (on a terminal, the JSON object "
         "grows in place):"
     )
+    from templiqx_cli.output import stream_operation
+
     executed, interrupted = stream_operation(
         service, "execute_contract", {**arguments, "stream": True}, as_json=as_json
     )
@@ -231,6 +234,8 @@ def _demo(options: dict[str, Any], pace_ms: int | None, copy_to: str | None = No
         envelopes, interrupted = _run(service, request, settings.as_json, narrator)
     if settings.as_json:
         report = {step: envelope.to_builtins() for step, envelope in envelopes.items()}
+        from templiqx_cli.output import dump_json
+
         click.echo(dump_json(report, compact=True))
     copied = _copy_example(source, copy_to) if copy_to is not None else None
     if not settings.as_json:
