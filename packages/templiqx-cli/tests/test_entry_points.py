@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from templiqx_cli.entry_points import _normalized, group_entries, group_names
-from templiqx_cli.group import PLUGIN_GROUP, entry_points as cli_entry_points
+from templiqx_cli.group import PLUGIN_GROUP
+from templiqx_cli.group import entry_points as cli_entry_points
 
 GROUPS = sorted(entry_points().groups)
 
