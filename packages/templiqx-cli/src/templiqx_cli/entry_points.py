@@ -90,13 +90,16 @@ def _section(text: str, group: str) -> list[tuple[str, str]]:
 class Found:
     """One entry point of a group: its name and value, and where its distribution is."""
 
-    __slots__ = ("folder", "group", "name", "value")
+    __slots__ = ("_summary", "folder", "group", "name", "value")
 
-    def __init__(self, name: str, value: str, group: str, folder: str | None) -> None:
+    def __init__(
+        self, name: str, value: str, group: str, folder: str | None, summary: str | None = None
+    ) -> None:
         self.name = name
         self.value = value
         self.group = group
         self.folder = folder
+        self._summary = summary
 
     def load(self) -> Any:
         """The object the entry point names (imported through ``importlib.metadata``)."""
@@ -106,8 +109,8 @@ class Found:
 
     def summary(self) -> str | None:
         """The distribution's one-line ``Summary`` (from its ``METADATA`` headers)."""
-        if self.folder is None:
-            return None
+        if self._summary is not None or self.folder is None:
+            return self._summary
         for file in ("METADATA", "PKG-INFO"):
             try:
                 with open(os.path.join(self.folder, file), encoding="utf-8") as handle:

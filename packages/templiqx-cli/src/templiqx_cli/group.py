@@ -36,15 +36,13 @@ def entry_points(*, group: str) -> list[Found]:
         return found
     from importlib.metadata import entry_points as scan
 
-    return [
-        Found(entry.name, entry.value, group, _folder(getattr(entry, "dist", None)))
-        for entry in scan(group=group)
-    ]
-
-
-def _folder(dist: Any) -> str | None:
-    path = getattr(dist, "_path", None)
-    return None if path is None else str(path)
+    listed: list[Found] = []
+    for entry in scan(group=group):
+        dist = getattr(entry, "dist", None)
+        summary = dist.metadata.get("Summary") if dist is not None else None
+        text = str(summary) if summary else None
+        listed.append(Found(entry.name, entry.value, group, None, text))
+    return listed
 
 
 def _plugin_summary(entry: Found) -> str:
