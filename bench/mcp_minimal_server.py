@@ -8,6 +8,11 @@ on both sides, and the client the same results against the same output schemas) 
 ``compile_contract`` result. Every ``tools/call`` of a listed tool returns that result as it is:
 the same bytes on the wire, no compile, no reading of files. What ``templiqx-mcp`` spends per
 call beyond this server is templiqx's own.
+
+``python mcp_minimal_server.py ANSWERS.json templiqx`` serves the same answers over
+``templiqx-mcp``'s own stdio wire (:func:`templiqx_mcp.server.serve_stdio`) instead of the SDK's
+``stdio_server()``, which hands every line to a worker thread: P5w, the floor without that
+difference, so what is left is the tool handler and the compile.
 """
 
 from __future__ import annotations
@@ -44,11 +49,16 @@ def build(answers: dict[str, Any]) -> Server[Any]:
     return Server("minimal", version="0", on_list_tools=list_tools, on_call_tool=call_tool)
 
 
-async def main(path: str) -> None:
+async def main(path: str, wire: str) -> None:
     server = build(json.loads(Path(path).read_text("utf-8")))
+    if wire == "templiqx":  # the same server over templiqx-mcp's stdio wire (P5w)
+        from templiqx_mcp.server import serve_stdio
+
+        await serve_stdio(server)
+        return
     async with stdio_server() as (read_stream, write_stream):
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
 if __name__ == "__main__":
-    anyio.run(main, sys.argv[1])
+    anyio.run(main, sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else "sdk")

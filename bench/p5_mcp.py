@@ -119,7 +119,9 @@ def _dump(model: Any) -> dict[str, Any]:
     return data
 
 
-async def _measure(settings: Settings, row: Comparison, in_process: Comparison) -> None:
+async def _measure(
+    settings: Settings, row: Comparison, in_process: Comparison, wire_row: Comparison
+) -> None:
     reference, scratch = settings.reference, settings.scratch
     arguments = _arguments(reference)
     service = compose(reference, scratch / "p5-workspace-local")
@@ -139,11 +141,12 @@ async def _measure(settings: Settings, row: Comparison, in_process: Comparison) 
         cwd=str(scratch),
     )
     answers = scratch / "p5-minimal-answers.json"
+    script = str(Path(__file__).with_name("mcp_minimal_server.py"))
     minimal = StdioServerParameters(
-        command=sys.executable,
-        args=[str(Path(__file__).with_name("mcp_minimal_server.py")), str(answers)],
-        env=env,
-        cwd=str(scratch),
+        command=sys.executable, args=[script, str(answers)], env=env, cwd=str(scratch)
+    )
+    minimal_wire = StdioServerParameters(
+        command=sys.executable, args=[script, str(answers), "templiqx"], env=env, cwd=str(scratch)
     )
     calls = 100 if settings.quick else CALLS
     with (scratch / "p5-server.log").open("w", encoding="utf-8") as errlog:
@@ -165,20 +168,26 @@ async def _measure(settings: Settings, row: Comparison, in_process: Comparison) 
             async with (
                 stdio_client(minimal, errlog=errlog) as (floor_read, floor_write),
                 ClientSession(floor_read, floor_write) as floor,
+                stdio_client(minimal_wire, errlog=errlog) as (wire_read, wire_write),
+                ClientSession(wire_read, wire_write) as wired,
             ):
-                await floor.initialize()
-                check(
-                    _dump(await floor.list_tools()) == _dump(tools)
-                    and _dump(await floor.call_tool("compile_contract", arguments)) == _dump(first),
-                    "the minimal SDK server does not answer what templiqx-mcp answers",
-                )
+                for other in (floor, wired):
+                    await other.initialize()
+                    check(
+                        _dump(await other.list_tools()) == _dump(tools)
+                        and _dump(await other.call_tool("compile_contract", arguments))
+                        == _dump(first),
+                        "the minimal SDK server does not answer what templiqx-mcp answers",
+                    )
                 await _over_mcp(session, arguments, 50)  # warm-up
                 await _over_mcp(floor, arguments, 50)
+                await _over_mcp(wired, arguments, 50)
                 _in_process(service, arguments, 50)
                 ours: list[float] = []
                 sdk: list[float] = []
+                sdk_wire: list[float] = []
                 local: list[float] = []
-                sides = ("mcp", "minimal", "local")
+                sides = ("mcp", "minimal", "wire", "local")
                 for index in range(settings.rounds(7, 2)):
                     shift = index % len(sides)
                     for side in sides[shift:] + sides[:shift]:
@@ -189,6 +198,9 @@ async def _measure(settings: Settings, row: Comparison, in_process: Comparison) 
                         elif side == "minimal":
                             await _over_mcp(floor, arguments, calls)
                             sdk.append((time.perf_counter() - start) / calls)
+                        elif side == "wire":
+                            await _over_mcp(wired, arguments, calls)
+                            sdk_wire.append((time.perf_counter() - start) / calls)
                         else:
                             _in_process(service, arguments, calls)
                             local.append((time.perf_counter() - start) / calls)
@@ -197,6 +209,12 @@ async def _measure(settings: Settings, row: Comparison, in_process: Comparison) 
                 row.subject_peak_memory = in_process.subject_peak_memory = (
                     max(peaks) if peaks else None
                 )
+    wire_row.record(
+        Timing(ours), Timing(sdk_wire), [a / b for a, b in zip(ours, sdk_wire, strict=True)]
+    )
+    wire_row.metrics["overhead_over_it_ms"] = round(
+        (statistics.median(ours) - statistics.median(sdk_wire)) * 1e3, 3
+    )
     row.record(Timing(ours), Timing(sdk), [a / b for a, b in zip(ours, sdk, strict=True)])
     in_process.record(
         Timing(ours), Timing(local), [a / b for a, b in zip(ours, local, strict=True)]
@@ -228,8 +246,15 @@ def run(settings: Settings) -> list[Comparison]:
         target=None,
         memory_kind="server max RSS / in-process Python heap",
     )
-    anyio.run(_measure, settings, row, in_process)
-    return [row, in_process]
+    wire_row = Comparison(
+        id="P5w",
+        what="the same calls via templiqx-mcp",
+        baseline="the minimal server over templiqx-mcp's own stdio wire",
+        target=None,
+        memory_kind="server max RSS",
+    )
+    anyio.run(_measure, settings, row, in_process, wire_row)
+    return [row, wire_row, in_process]
 
 
 _RAW = ("--format", "raw", "-o")
