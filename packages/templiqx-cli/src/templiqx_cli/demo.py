@@ -18,7 +18,6 @@ workspace: ``uv run --frozen --all-packages``).
 from __future__ import annotations
 
 import os
-import shutil
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -46,6 +45,10 @@ def _example() -> Path:
 def __getattr__(name: str) -> Any:
     if name == "EXAMPLE":
         return _example()
+    if name == "shutil":  # the module this one uses, imported where it is used
+        import shutil
+
+        return shutil
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -87,6 +90,8 @@ def invoked_as() -> str:
             return "uv run --frozen --all-packages templiqx"  # this repository's workspace
         return "uv run templiqx"
     program = Path(sys.argv[0]).resolve() if sys.argv and sys.argv[0] else None
+    import shutil  # where used: `templiqx --help` builds this command (issue #33)
+
     found = shutil.which("templiqx")
     if program is None or (found is not None and Path(found).resolve() == program):
         return "templiqx"
@@ -190,6 +195,8 @@ def _copy_example(source: Path, folder: str) -> Path:
         raise CliError(f"demo: {target} already exists; choose another --copy-to folder")
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
+        import shutil
+
         shutil.copytree(source, target)
     except OSError as exc:
         raise CliError(f"demo: copy the example package to {target}: {exc}") from exc
@@ -216,6 +223,8 @@ def _demo(options: dict[str, Any], pace_ms: int | None, copy_to: str | None = No
     narrator = _Narrator(quiet=settings.as_json)
     with tempfile.TemporaryDirectory(prefix="templiqx-demo-") as scratch:
         root = Path(scratch) / "packages"
+        import shutil
+
         shutil.copytree(source, root / DEMO_PACKAGE)
         scenario = root / DEMO_PACKAGE / DEMO_SCENARIO
         manifest = read_json(str(scenario))

@@ -12,10 +12,13 @@
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Callable
 from typing import Any
 
 import click
+import click.formatting
 
 from templiqx_cli.composition import runtime_names
 from templiqx_cli.entry_points import Found, group_entries
@@ -70,8 +73,48 @@ def _plugin_command(entry: Found) -> click.Command:
     )
 
 
+def help_width(max_width: int | None) -> int:
+    """The width click's help formatter would choose, without importing ``shutil`` for it
+    (issue #33: with ``bz2`` and ``lzma`` behind it, that import was a tenth of ``--help``'s
+    time above its floor). Same rule: a positive ``COLUMNS``, else the size of the terminal
+    on ``sys.__stdout__``, else 80 columns; then ``max(min(columns, max_width) - 2, 50)``, and
+    click's ``FORCED_WIDTH`` (set by its test runner) wins over all of it."""
+    forced = click.formatting.FORCED_WIDTH
+    if forced is not None:
+        return forced
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns or 80  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            columns = 80
+    return max(min(columns, max_width or 80) - 2, 50)
+
+
 class TempliqxGroup(click.Group):
     """The ``templiqx`` group: its own commands by section, then the installed plugins."""
+
+    def make_context(
+        self,
+        info_name: str | None,
+        args: list[str],
+        parent: click.Context | None = None,
+        **extra: Any,
+    ) -> click.Context:
+        """The group's context, its help width set the way click sets it (see
+        :func:`help_width`); every command's context inherits it."""
+        settings = self.context_settings
+        if (
+            parent is None
+            and extra.get("terminal_width") is None
+            and settings.get("terminal_width") is None
+        ):
+            width = extra.get("max_content_width") or settings.get("max_content_width")
+            extra["terminal_width"] = help_width(width)
+        return super().make_context(info_name, args, parent=parent, **extra)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
