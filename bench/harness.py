@@ -29,6 +29,7 @@ __all__ = [
     "Timing",
     "calibrate",
     "check",
+    "growth",
     "interleave",
     "peak_python_memory",
     "peak_rss_of",
@@ -147,6 +148,37 @@ def interleave(
             a.append(_time(subject, subject_repeat))
     ratios = [x / y for x, y in zip(a, b, strict=True)]
     return Timing(a), Timing(b), ratios
+
+
+GROWTH_SLACK = 0.15
+"""How much faster than its input a path's cost may grow before its growth row fails: at 4x
+the input, at most 4.6x the time (noise and allocator effects; a quadratic path shows 16x)."""
+
+
+def growth(
+    row_id: str,
+    what: str,
+    small: Side,
+    large: Side,
+    *,
+    factor: int,
+    rounds: int,
+    repeat: int = 1,
+) -> Comparison:
+    """A row timing ``large`` (the same path on ``factor`` times the input) against ``small``,
+    interleaved; it fails when the cost grew more than ``factor * (1 + GROWTH_SLACK)`` times."""
+    row = Comparison(
+        id=row_id,
+        what=what,
+        baseline=f"the same on 1/{factor} of the input",
+        target=round(factor * (1 + GROWTH_SLACK), 2),
+    )
+    a, b, ratios = interleave(
+        large, small, rounds=rounds, subject_repeat=repeat, baseline_repeat=repeat * factor
+    )
+    row.record(a, b, ratios)  # per round: one large run's time over one small run's
+    row.metrics["input_factor"] = factor
+    return row
 
 
 def rotate(sides: Sequence[Side], *, rounds: int, warmup: int = 1) -> list[list[float]]:

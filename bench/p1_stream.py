@@ -11,11 +11,16 @@ own process. Three clients read it, interleaved:
 
 Before timing, each client's result is checked once: the deltas and the assembled output for
 templiqx, the assembled content for the SDK, the byte count and SHA-256 for the raw read.
+
+P1r's target is 1.5 (issue #33). P1g times the same path on a stream four times as long against
+this one (``harness.growth``: it fails when the time grows more than 4.6 times) and reports the
+ratio to the raw read at both sizes.
 """
 
 from __future__ import annotations
 
 import hashlib
+import statistics
 import subprocess
 import sys
 from collections.abc import Callable, Iterable
@@ -30,6 +35,7 @@ from harness import (
     Settings,
     Side,
     check,
+    growth,
     interleave,
     peak_python_memory,
 )
@@ -213,7 +219,7 @@ def run(settings: Settings) -> list[Comparison]:
         id="P1r",
         what="execute_streaming, same stream",
         baseline="requests raw read (floor)",
-        target=20.0,
+        target=1.5,
     )
     with _Server(deltas) as server:
         clients = _Clients(server)
@@ -245,7 +251,54 @@ def run(settings: Settings) -> list[Comparison]:
             )
         finally:
             clients.close()
-    return [vs_sdk, vs_raw]
+    return [vs_sdk, vs_raw, _growth(settings, deltas, vs_raw.ratio)]
+
+
+def _growth(settings: Settings, deltas: int, ratio_x1: float | None) -> Comparison:
+    """P1g (issue #33): the same stream four times as long; the cost must grow with the input,
+    and the ratio to the raw read is reported at both sizes."""
+    with _Server(deltas) as small, _Server(4 * deltas) as large:
+        one, four = _Clients(small), _Clients(large)
+        try:
+            _verify_streams(four, 4 * deltas)
+            row = growth(
+                "P1g",
+                f"execute_streaming, {4 * deltas:,}-delta stream (4x)",
+                Side("1x", one.templiqx),
+                Side("4x", four.templiqx),
+                factor=4,
+                rounds=settings.rounds(7, 2),
+            )
+            _, _, ratios = interleave(
+                Side("templiqx", four.templiqx),
+                Side("requests", four.raw),
+                rounds=settings.rounds(5, 2),
+            )
+            row.metrics["stream_bytes_x4"] = large.body_bytes
+            row.metrics["ratio_to_raw_read_x1"] = None if ratio_x1 is None else round(ratio_x1, 3)
+            row.metrics["ratio_to_raw_read_x4"] = round(statistics.median(ratios), 3)
+        finally:
+            one.close()
+            four.close()
+    return row
+
+
+def _verify_streams(clients: _Clients, deltas: int) -> None:
+    """The long stream's receipt and deltas, and the raw read's bytes (as :func:`_verify`)."""
+    receipt, events = clients.templiqx()
+    check(
+        receipt.output == {"summary": expected_summary(deltas)}
+        and len(events) == deltas + 1
+        and isinstance(events[-1], Complete)
+        and events[-1].receipt == receipt,
+        "execute_streaming assembled the long stream wrongly",
+    )
+    total, data = clients.raw(keep=True)
+    check(
+        total == clients.server.body_bytes
+        and hashlib.sha256(data).hexdigest() == clients.server.body_sha256,
+        "the raw read did not receive the long stream's bytes",
+    )
 
 
 def subject_for_profile(settings: Settings) -> Callable[[], object]:

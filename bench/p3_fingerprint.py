@@ -28,11 +28,21 @@ from __future__ import annotations
 import hashlib
 import json
 import random
+import statistics
 from collections.abc import Callable
 from typing import Any
 
 from corpus import fanout_records
-from harness import Comparison, Settings, Side, calibrate, check, interleave, peak_python_memory
+from harness import (
+    Comparison,
+    Settings,
+    Side,
+    calibrate,
+    check,
+    growth,
+    interleave,
+    peak_python_memory,
+)
 
 from templiqx_contracts import fingerprint
 from templiqx_contracts.canonical import _exact
@@ -175,10 +185,40 @@ def _row(bench_id: str, what: str, value: Any, settings: Settings) -> Comparison
     return row
 
 
+def _growth(settings: Settings, ratio_x1: float | None) -> Comparison:
+    """P3g (issue #33): the float records at 8,000 and 32,000 records; the cost must grow with
+    the input, and the ratio to json.dumps is reported at both sizes."""
+    small, large = float_records(), float_records(32_000)
+    _verify("P3g", large)
+    row = growth(
+        "P3g",
+        "fingerprint(), float-heavy records, 32,000 (4x)",
+        Side("1x", lambda: fingerprint(small)),
+        Side("4x", lambda: fingerprint(large)),
+        factor=4,
+        rounds=settings.rounds(15),
+        repeat=calibrate(lambda: fingerprint(large), 0.15),
+    )
+    ours = Side("templiqx", lambda: fingerprint(large))
+    theirs = Side("json.dumps", lambda: _baseline(large))
+    _, _, ratios = interleave(
+        ours,
+        theirs,
+        rounds=settings.rounds(9),
+        subject_repeat=calibrate(ours.run, 0.15),
+        baseline_repeat=calibrate(theirs.run, 0.15),
+    )
+    row.metrics["ratio_to_json_dumps_x1"] = None if ratio_x1 is None else round(ratio_x1, 3)
+    row.metrics["ratio_to_json_dumps_x4"] = round(statistics.median(ratios), 3)
+    return row
+
+
 def run(settings: Settings) -> list[Comparison]:
-    return [
+    rows = [
         _row(bench_id, what, make(settings), settings) for bench_id, (what, make) in SHAPES.items()
     ]
+    rows.append(_growth(settings, next(row.ratio for row in rows if row.id == "P3f")))
+    return rows
 
 
 def subject_for_profile(settings: Settings) -> Callable[[], object]:

@@ -29,6 +29,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import statistics
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -79,7 +80,7 @@ def _commands(root: Path) -> list[Command]:
     at_root = ("--root", str(root))
     compile_args = ("compile", PACKAGE, CONTRACT, "--values", values, "--capability", CAPABILITY)
     return [
-        Command("P4h", "templiqx --help", ("--help",), 3.0),
+        Command("P4h", "templiqx --help", ("--help",), 1.3),
         Command(
             "P4d",
             "templiqx discover",
@@ -91,14 +92,14 @@ def _commands(root: Path) -> list[Command]:
             "P4v",
             f"templiqx validate {PACKAGE}",
             (*at_root, "validate", PACKAGE),
-            6.0,
+            1.3,
             (*at_root, "--json", "validate", PACKAGE),
         ),
         Command(
             "P4c",
             f"templiqx compile {PACKAGE} {CONTRACT}",
             (*at_root, *compile_args),
-            None,
+            1.3,
             (*at_root, "--json", *compile_args),
         ),
         Command("P4", "templiqx catalog --json", ("catalog", "--json"), 4.0),
@@ -213,16 +214,26 @@ FLOORS = (
     ("P4g", LOAD_FLOOR, "the floor of discover, validate and compile"),
 )
 FLOOR_OF = {"P4h": "P4f", "P4d": "P4g", "P4v": "P4g", "P4c": "P4g"}
+"""Each command's floor: its ratio (and target) is against that floor's process, per round."""
+PIP = "P4p"
 
 
 def _row(row_id: str, label: str, target: float | None) -> Comparison:
+    floor = FLOOR_OF.get(row_id)
     return Comparison(
         id=row_id,
         what=f"{label} (process)",
-        baseline="python -c pass",
+        baseline="python -c pass" if floor is None else f"{floor}: its imports alone",
         target=target,
         memory_kind="max RSS of each process",
     )
+
+
+def _pip() -> list[str]:
+    """``python -m pip --help`` on the base interpreter (the same Python; the workspace's
+    environment has no pip): the everyday yardstick of a Python command line."""
+    base = Path(sys.base_prefix) / "bin" / f"python{sys.version_info[0]}.{sys.version_info[1]}"
+    return [str(base), "-m", "pip", "--help"]
 
 
 def run(settings: Settings) -> list[Comparison]:
@@ -245,20 +256,37 @@ def run(settings: Settings) -> list[Comparison]:
         row = _row(row_id, f'python -c "{code}"', None)
         row.metrics["is"] = note
         measured.append((row, argv))
+    pip = _pip()
+    done = run_process(pip, env=env, cwd=cwd)
+    check(
+        done.code == 0 and done.stdout.startswith(b"\nUsage:"),
+        f"python -m pip --help failed: {done.stderr[:300]!r}",
+    )
+    row = _row(PIP, "python -m pip --help", None)
+    row.metrics["is"] = "the everyday yardstick of a Python command line (base interpreter)"
+    measured.append((row, pip))
 
     sides = [_side("python -c pass", baseline, env, cwd)]
     sides += [_side(row.what, argv, env, cwd) for row, argv in measured]
     base, *others = rotate(sides, rounds=settings.rounds(31, 5), warmup=2)
     base_memory = max(peak_rss_of(baseline, env=env, cwd=cwd) for _ in range(3))
+    samples = {row.id: own for (row, _), own in zip(measured, others, strict=True)}
     for (row, argv), own in zip(measured, others, strict=True):
-        row.record(Timing(own), Timing(base), [a / b for a, b in zip(own, base, strict=True)])
+        versus_pass = [a / b for a, b in zip(own, base, strict=True)]
+        row.metrics["vs_python_c_pass"] = round(statistics.median(versus_pass), 2)
+        floor = FLOOR_OF.get(row.id)
+        if floor is None:
+            row.record(Timing(own), Timing(base), versus_pass)
+            row.baseline_peak_memory = base_memory
+        else:  # the ratio to the floor's process in the same round
+            under = samples[floor]
+            row.record(Timing(own), Timing(under), [a / b for a, b in zip(own, under, strict=True)])
         row.subject_peak_memory = max(peak_rss_of(argv, env=env, cwd=cwd) for _ in range(3))
-        row.baseline_peak_memory = base_memory
     rows = {row.id: row for row, _ in measured}
     for row_id, floor_id in FLOOR_OF.items():
-        floor = rows[floor_id].ratio
-        if floor is not None:
-            rows[row_id].metrics["floor_ratio"] = round(floor, 2)
+        rows[row_id].baseline_peak_memory = rows[floor_id].subject_peak_memory
+    help_vs_pip = [a / b for a, b in zip(samples["P4h"], samples[PIP], strict=True)]
+    rows[PIP].metrics["templiqx_help_vs_pip_help"] = round(statistics.median(help_vs_pip), 3)
     return list(rows.values())
 
 

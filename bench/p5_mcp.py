@@ -1,8 +1,13 @@
-"""P5: 1,000 ``compile_contract`` calls through the MCP server against the same calls in-process.
+"""P5: 1,000 ``compile_contract`` calls through the MCP server against the same SDK doing nothing.
 
 Subject: ``python -m templiqx_mcp ROOT WORKSPACE`` over stdio, driven by the official ``mcp``
-client (one initialized session, calls awaited one after another). Baseline: the same 1,000
-calls on a ``TempliqxService`` composed over the same root in this process. Both compile the
+client (one initialized session, calls awaited one after another). Baseline (P5, issue #33):
+``mcp_minimal_server.py``, a low-level server on the same SDK listing the same tools and
+answering every call with the very result ``templiqx-mcp`` gave (checked equal, field for
+field) without doing any work — so the ratio is what templiqx-mcp adds beyond its SDK, the
+compile included. Reported beside it (P5i): the same 1,000 calls on a ``TempliqxService``
+composed over the same root in this process. The three sides run once per round, the order
+rotated each round. Both compile the
 reference ``bli-62`` contract with its recorded request; both keep the contract's load between
 calls (prepared contracts) and re-read its files each call to notice edits, as the server
 does. Before timing, the MCP result's structured envelope is checked to equal the in-process
@@ -109,7 +114,14 @@ def _vm_hwm(pid: int) -> int | None:
     return None
 
 
-async def _measure(settings: Settings, row: Comparison) -> None:
+def _dump(model: Any) -> dict[str, Any]:
+    data: dict[str, Any] = model.model_dump(mode="json", by_alias=True, exclude_none=True)
+    return data
+
+
+async def _measure(
+    settings: Settings, row: Comparison, in_process: Comparison, wire_row: Comparison
+) -> None:
     reference, scratch = settings.reference, settings.scratch
     arguments = _arguments(reference)
     service = compose(reference, scratch / "p5-workspace-local")
@@ -128,6 +140,14 @@ async def _measure(settings: Settings, row: Comparison) -> None:
         env=env,
         cwd=str(scratch),
     )
+    answers = scratch / "p5-minimal-answers.json"
+    script = str(Path(__file__).with_name("mcp_minimal_server.py"))
+    minimal = StdioServerParameters(
+        command=sys.executable, args=[script, str(answers)], env=env, cwd=str(scratch)
+    )
+    minimal_wire = StdioServerParameters(
+        command=sys.executable, args=[script, str(answers), "templiqx"], env=env, cwd=str(scratch)
+    )
     calls = 100 if settings.quick else CALLS
     with (scratch / "p5-server.log").open("w", encoding="utf-8") as errlog:
         async with (
@@ -135,46 +155,106 @@ async def _measure(settings: Settings, row: Comparison) -> None:
             ClientSession(read, write) as session,
         ):
             await session.initialize()
+            tools = await session.list_tools()
             first = await session.call_tool("compile_contract", arguments)
             check(
                 not first.is_error and first.structured_content == expected.to_builtins(),
                 "compile_contract over MCP returned a different envelope than in-process:\n"
                 f"{first.structured_content}",
             )
-            await _over_mcp(session, arguments, 50)  # warm-up
-            _in_process(service, arguments, 50)
-            ours: list[float] = []
-            theirs: list[float] = []
-            for index in range(settings.rounds(5, 2)):
-                order = ("mcp", "local") if index % 2 == 0 else ("local", "mcp")
-                for side in order:
-                    start = time.perf_counter()
-                    if side == "mcp":
-                        await _over_mcp(session, arguments, calls)
-                        ours.append((time.perf_counter() - start) / calls)
-                    else:
-                        _in_process(service, arguments, calls)
-                        theirs.append((time.perf_counter() - start) / calls)
-            pids = _server_pids()
-            peaks = [peak for pid in pids if (peak := _vm_hwm(pid)) is not None]
-            row.subject_peak_memory = max(peaks) if peaks else None
-    ratios = [a / b for a, b in zip(ours, theirs, strict=True)]
-    row.record(Timing(ours), Timing(theirs), ratios)
-    row.baseline_peak_memory = peak_python_memory(lambda: _in_process(service, arguments, 100))
-    row.metrics["calls_per_round"] = calls
-    row.metrics["mcp_calls_per_s"] = round(1 / statistics.median(ours), 1)
+            answers.write_text(
+                json.dumps({"tools": _dump(tools), "result": _dump(first)}), encoding="utf-8"
+            )
+            async with (
+                stdio_client(minimal, errlog=errlog) as (floor_read, floor_write),
+                ClientSession(floor_read, floor_write) as floor,
+                stdio_client(minimal_wire, errlog=errlog) as (wire_read, wire_write),
+                ClientSession(wire_read, wire_write) as wired,
+            ):
+                for other in (floor, wired):
+                    await other.initialize()
+                    check(
+                        _dump(await other.list_tools()) == _dump(tools)
+                        and _dump(await other.call_tool("compile_contract", arguments))
+                        == _dump(first),
+                        "the minimal SDK server does not answer what templiqx-mcp answers",
+                    )
+                await _over_mcp(session, arguments, 50)  # warm-up
+                await _over_mcp(floor, arguments, 50)
+                await _over_mcp(wired, arguments, 50)
+                _in_process(service, arguments, 50)
+                ours: list[float] = []
+                sdk: list[float] = []
+                sdk_wire: list[float] = []
+                local: list[float] = []
+                sides = ("mcp", "minimal", "wire", "local")
+                for index in range(settings.rounds(7, 2)):
+                    shift = index % len(sides)
+                    for side in sides[shift:] + sides[:shift]:
+                        start = time.perf_counter()
+                        if side == "mcp":
+                            await _over_mcp(session, arguments, calls)
+                            ours.append((time.perf_counter() - start) / calls)
+                        elif side == "minimal":
+                            await _over_mcp(floor, arguments, calls)
+                            sdk.append((time.perf_counter() - start) / calls)
+                        elif side == "wire":
+                            await _over_mcp(wired, arguments, calls)
+                            sdk_wire.append((time.perf_counter() - start) / calls)
+                        else:
+                            _in_process(service, arguments, calls)
+                            local.append((time.perf_counter() - start) / calls)
+                pids = _server_pids()
+                peaks = [peak for pid in pids if (peak := _vm_hwm(pid)) is not None]
+                row.subject_peak_memory = in_process.subject_peak_memory = (
+                    max(peaks) if peaks else None
+                )
+    wire_row.record(
+        Timing(ours), Timing(sdk_wire), [a / b for a, b in zip(ours, sdk_wire, strict=True)]
+    )
+    wire_row.metrics["overhead_over_it_ms"] = round(
+        (statistics.median(ours) - statistics.median(sdk_wire)) * 1e3, 3
+    )
+    row.record(Timing(ours), Timing(sdk), [a / b for a, b in zip(ours, sdk, strict=True)])
+    in_process.record(
+        Timing(ours), Timing(local), [a / b for a, b in zip(ours, local, strict=True)]
+    )
+    in_process.baseline_peak_memory = peak_python_memory(
+        lambda: _in_process(service, arguments, 100)
+    )
+    for target in (row, in_process):
+        target.metrics["calls_per_round"] = calls
+        target.metrics["mcp_calls_per_s"] = round(1 / statistics.median(ours), 1)
+    row.metrics["overhead_over_sdk_ms"] = round(
+        (statistics.median(ours) - statistics.median(sdk)) * 1e3, 3
+    )
+    row.metrics["in_process_compile_ms"] = round(statistics.median(local) * 1e3, 3)
 
 
 def run(settings: Settings) -> list[Comparison]:
     row = Comparison(
         id="P5",
-        what="1,000 compile_contract via MCP stdio",
+        what="1,000 compile_contract via templiqx-mcp (stdio)",
+        baseline="minimal server, same mcp SDK, same answer, no work",
+        target=1.3,
+        memory_kind="server max RSS",
+    )
+    in_process = Comparison(
+        id="P5i",
+        what="the same calls via templiqx-mcp",
         baseline="same calls in-process",
-        target=3.0,
+        target=None,
         memory_kind="server max RSS / in-process Python heap",
     )
-    anyio.run(_measure, settings, row)
-    return [row]
+    wire_row = Comparison(
+        id="P5w",
+        what="the same calls via templiqx-mcp",
+        baseline="the minimal server over templiqx-mcp's own stdio wire",
+        target=None,
+        memory_kind="server max RSS",
+    )
+    anyio.run(_measure, settings, row, in_process, wire_row)
+    return [row, wire_row, in_process]
 
 
 _RAW = ("--format", "raw", "-o")

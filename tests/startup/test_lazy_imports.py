@@ -134,3 +134,32 @@ def test_blocking_commands_load_no_asyncio(tmp_path: Path) -> None:
     assert "templiqx_application.service" in loaded  # the probe ran the real command
     assert "asyncio" not in loaded
     assert "templiqx_application.stream_runs" not in loaded
+
+
+def test_help_reads_entry_points_without_importlib_metadata(tmp_path: Path) -> None:
+    """``--help`` lists the runtimes and plugins from the metadata files (issue #33), and
+    imports nothing to print an envelope or run a worker."""
+    loaded = _fresh(_command(["--help"]), tmp_path)
+    assert "templiqx_cli.group" in loaded  # the probe ran the real command
+    light = {
+        "importlib.metadata",
+        "email",
+        "zipfile",
+        "pathlib",
+        "templiqx_local",
+        "templiqx_cli.output",
+        "templiqx_cli.hints",
+        "templiqx_cli.snippets",
+        "concurrent.futures",
+        "shutil",  # click's help formatter imports it for the width, which the group sets
+    }
+    assert light.isdisjoint(loaded), sorted(light & set(loaded))
+
+
+def test_validate_starts_no_worker_machinery_and_edits_no_manifest(tmp_path: Path) -> None:
+    root = tmp_path / "packages"
+    shutil.copytree(FIXTURES / "welcome", root / "welcome")
+    loaded = _fresh(_command(["--root", str(root), "validate", "welcome"]), tmp_path)
+    assert "templiqx_application.service" in loaded  # the probe ran the real command
+    assert "concurrent.futures" not in loaded
+    assert "templiqx_local.manifest_edit" not in loaded

@@ -513,12 +513,42 @@ def _json_problem(value: Any, where: str, size: _Size, depth: int = 0) -> str | 
 
     Raises :class:`_TooLargeError` once the value's JSON text exceeds :data:`MAX_ARGUMENT_BYTES`.
     """
+    return _walk(value, where, size, depth)
+
+
+def _pointer(where: Any) -> str:
+    """The JSON pointer of ``where``: the argument's pointer (a string), or ``(parent's where,
+    key or index)``. Pointers are spelled out only for a problem (issue #33: building one per
+    value cost a third of binding a large request)."""
+    segments: list[str] = []
+    while isinstance(where, tuple):
+        where, segment = where
+        segments.append(_escape(segment) if isinstance(segment, str) else str(segment))
+    return "/".join([where, *reversed(segments)])
+
+
+def _walk(value: Any, where: Any, size: _Size, depth: int) -> str | None:
     if depth > MAX_ARGUMENT_DEPTH:
         return (
-            f"{_short(where)} is nested more than {MAX_ARGUMENT_DEPTH} levels deep "
+            f"{_short(_pointer(where))} is nested more than {MAX_ARGUMENT_DEPTH} levels deep "
             "(MAX_ARGUMENT_DEPTH); flatten the value"
         )
-    size.node()
+    # size.node() and size.text(), inlined: this runs for every value of every argument.
+    size.nodes += 1
+    if size.nodes > MAX_ARGUMENT_NODES:
+        raise _TooManyError
+    kind = type(value)
+    # The exact JSON types first (what decoded JSON holds); subclasses and other mappings and
+    # sequences take the isinstance checks below, in the same order.
+    if kind is str:
+        size.total += 2 + (len(value) if value.isascii() else len(value.encode("utf-8", "replace")))
+        if size.total > MAX_ARGUMENT_BYTES:
+            raise _TooLargeError
+        return None
+    if kind is dict:
+        return _members(value, where, size, depth)
+    if kind is list:
+        return _items(value, where, size, depth)
     if value is None or isinstance(value, bool):
         size.add(5)
         return None
@@ -528,32 +558,42 @@ def _json_problem(value: Any, where: str, size: _Size, depth: int = 0) -> str | 
     if isinstance(value, int):
         size.add(21)
         if value < _I64_MIN or value > _U64_MAX:
-            return f"{_short(where)} is an integer outside the 64-bit range"
+            return f"{_short(_pointer(where))} is an integer outside the 64-bit range"
         return None
     if isinstance(value, float):
         size.add(24)
-        return None if math.isfinite(value) else f"{_short(where)} is not a finite number"
+        if math.isfinite(value):
+            return None
+        return f"{_short(_pointer(where))} is not a finite number"
     if isinstance(value, (list, tuple)):
-        size.add(2)
-        for index, item in enumerate(value):
-            size.add(1)
-            problem = _json_problem(item, f"{where}/{index}", size, depth + 1)
-            if problem is not None:
-                return problem
-        return None
+        return _items(value, where, size, depth)
     if isinstance(value, Mapping):
+        return _members(value, where, size, depth)
+    return f"{_short(_pointer(where))} is a {type(value).__name__}, which is not a JSON value"
+
+
+def _items(value: Any, where: Any, size: _Size, depth: int) -> str | None:
+    size.add(2)
+    for index, item in enumerate(value):
+        size.add(1)
+        problem = _walk(item, (where, index), size, depth + 1)
+        if problem is not None:
+            return problem
+    return None
+
+
+def _members(value: Any, where: Any, size: _Size, depth: int) -> str | None:
+    size.add(2)
+    for key, item in value.items():
+        if not isinstance(key, str):
+            return f"{_short(_pointer(where))} has a non-string key {_short(repr(key))}"
+        size.node()
+        size.text(key)
         size.add(2)
-        for key, item in value.items():
-            if not isinstance(key, str):
-                return f"{_short(where)} has a non-string key {_short(repr(key))}"
-            size.node()
-            size.text(key)
-            size.add(2)
-            problem = _json_problem(item, f"{where}/{_escape(key)}", size, depth + 1)
-            if problem is not None:
-                return problem
-        return None
-    return f"{_short(where)} is a {type(value).__name__}, which is not a JSON value"
+        problem = _walk(item, (where, key), size, depth + 1)
+        if problem is not None:
+            return problem
+    return None
 
 
 def _escape(segment: str) -> str:
@@ -562,6 +602,13 @@ def _escape(segment: str) -> str:
 
 def _plain(value: Any) -> Any:
     """A plain-JSON copy (tuples become lists, mappings become dicts)."""
+    kind = type(value)
+    if kind is str or kind is int or kind is float or kind is bool or value is None:
+        return value
+    if kind is dict:
+        return {key: _plain(item) for key, item in value.items()}
+    if kind is list:
+        return [_plain(item) for item in value]
     if isinstance(value, Mapping):
         return {key: _plain(item) for key, item in value.items()}
     if isinstance(value, (list, tuple)):

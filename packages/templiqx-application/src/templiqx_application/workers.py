@@ -21,7 +21,6 @@ import os
 import threading
 from collections import deque
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Generic, TypeVar
 
@@ -30,6 +29,7 @@ from templiqx_core.fuel import CallCancelledError, cancelled_by
 
 if TYPE_CHECKING:  # asyncio is imported where it is used: blocking callers never pay for it
     import asyncio
+    from concurrent.futures import Future, ThreadPoolExecutor
 
 __all__ = [
     "CHANNEL_CAPACITY",
@@ -114,6 +114,10 @@ class WorkerPool:
         """
         with self._lock:
             if self._executor is None:
+                # Imported with the first worker (with logging, ~10 ms): a blocking command
+                # such as `templiqx validate` never starts one (issue #33).
+                from concurrent.futures import ThreadPoolExecutor
+
                 self._executor = ThreadPoolExecutor(
                     max_workers=self.max_threads, thread_name_prefix="templiqx-worker"
                 )

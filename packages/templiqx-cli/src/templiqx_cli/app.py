@@ -12,17 +12,15 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from templiqx_application import CATALOG
-from templiqx_application.diagnostics import contract_file, envelope_placed_in_request
 from templiqx_cli.commands import Globals, OperationCall, merged_command, operation_command
 from templiqx_cli.composition import UnknownRuntimeError, compose_service
 from templiqx_cli.group import PLUGIN_GROUP, TempliqxGroup, help_command
-from templiqx_cli.hints import command_hints
 from templiqx_cli.inputs import STDIN, CliError, values_document
 from templiqx_cli.layout import MERGED, layout_for
-from templiqx_cli.output import print_envelope, stream_operation
-from templiqx_cli.snapshot import print_catalog
-from templiqx_cli.snippets import SourceFiles
 from templiqx_cli.terminal import terminal_safe
+
+# Printing an envelope (templiqx_cli.output, .hints, .snippets) and placing diagnostics are
+# imported by the functions that do it: ``--help`` and usage errors never print one (issue #33).
 
 if TYPE_CHECKING:
     from templiqx_contracts import OperationEnvelope
@@ -53,6 +51,8 @@ def _values_placed(envelope: OperationEnvelope, call: OperationCall) -> Operatio
     data = values_document(path) if path is not None else None
     if path is None or data is None:
         return envelope
+    from templiqx_application.diagnostics import envelope_placed_in_request
+
     return envelope_placed_in_request(envelope, data, "<stdin>" if path == STDIN else path)
 
 
@@ -65,6 +65,11 @@ def _print(
     streamed: bool = False,
 ) -> int:
     """Print the envelope; for people, with this command line's hints and files."""
+    from templiqx_application.diagnostics import contract_file
+    from templiqx_cli.hints import command_hints
+    from templiqx_cli.output import print_envelope
+    from templiqx_cli.snippets import SourceFiles
+
     envelope = _values_placed(envelope, call)
     if options.as_json:
         return print_envelope(envelope, as_json=True)
@@ -102,6 +107,8 @@ def run_call(options: Globals, call: OperationCall) -> int:
     service = compose_service(options.root, options.runtime)
     arguments = call.build_arguments()
     if arguments.get("stream") is True:  # only an operation with a `stream` flag binds one
+        from templiqx_cli.output import stream_operation
+
         envelope, interrupted = stream_operation(
             service, call.operation, arguments, as_json=options.as_json
         )
@@ -115,6 +122,8 @@ def _print_catalog(options: Globals, call: OperationCall) -> int:
     else the application's own answer for the options (``--view names``)."""
     arguments = call.build_arguments()
     if not arguments:
+        from templiqx_cli.snapshot import print_catalog
+
         return print_catalog(as_json=options.as_json)
     from templiqx_application import catalog_envelope
 

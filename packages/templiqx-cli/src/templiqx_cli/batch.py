@@ -19,7 +19,6 @@ does not match, a bad mapping), 1 when a file cannot be read or written, 130 aft
 
 from __future__ import annotations
 
-import signal
 import sys
 import threading
 from collections.abc import Callable
@@ -31,7 +30,6 @@ import click
 from templiqx_cli.commands import GLOBAL_NOTE, Globals, global_options, resolve_globals
 from templiqx_cli.composition import compose_service
 from templiqx_cli.inputs import CliError
-from templiqx_cli.output import dump_json
 from templiqx_cli.progress import MODES, Progress
 
 if TYPE_CHECKING:
@@ -180,6 +178,8 @@ class _Interrupts:
 def _run_files(
     settings: Globals, files: BatchFiles, progress: Progress
 ) -> tuple[BatchOutcome, bool]:
+    import signal
+
     from templiqx_local.batch import BatchFileError, run_batch_files
 
     service = compose_service(settings.root, "fake" if files.options.evaluate else settings.runtime)
@@ -273,6 +273,8 @@ def _human_summary(outcome: BatchOutcome, command: str, label: str = "batch") ->
 
 def _finish(outcome: BatchOutcome, interrupted: bool, settings: Globals, command: str) -> int:
     if settings.as_json:
+        from templiqx_cli.output import dump_json
+
         click.echo(dump_json(outcome.report(), compact=True))
     else:
         click.echo(_human_summary(outcome, command))
@@ -514,6 +516,8 @@ def _finish_scored(outcome: BatchOutcome, interrupted: bool, settings: Globals) 
         report = outcome.report()
         for name in ("output", "journal"):
             report.pop(name, None)
+        from templiqx_cli.output import dump_json
+
         click.echo(dump_json(report, compact=True))
     else:
         text = _human_summary(outcome, "", "test")

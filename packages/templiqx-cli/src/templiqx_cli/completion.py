@@ -8,12 +8,13 @@ Completion only lists folders: it never composes the service or creates anything
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 
-if TYPE_CHECKING:  # click.shell_completion is imported when completing, not at start-up
+if TYPE_CHECKING:  # imported when completing, not at start-up (`--help` imports this module)
+    from pathlib import Path
+
     from click.shell_completion import CompletionItem
 
 __all__ = ["complete_contracts", "complete_packages"]
@@ -27,6 +28,8 @@ _PACKAGE_OF = {
 
 
 def _root(ctx: click.Context) -> Path:
+    from pathlib import Path
+
     given = ctx.params.get("root") or (ctx.parent.params.get("root") if ctx.parent else None)
     return Path(str(given or "."))
 

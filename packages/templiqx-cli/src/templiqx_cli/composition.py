@@ -5,7 +5,7 @@ distribution is usable through ``--runtime NAME`` without any change here. The d
 deterministic fake, is built in: composing it scans no entry points (reading every installed
 distribution's metadata costs more than the rest of a short command's start-up).
 
-The service and the store are imported when a service is composed (by
+The local composition, the service and the store are imported when a service is composed (by
 :func:`templiqx_local.compose.compose`), not when this module is: ``templiqx --help`` imports
 it without composing anything.
 """
@@ -16,15 +16,8 @@ import os
 import shlex
 from typing import TYPE_CHECKING
 
+from templiqx_cli.entry_points import group_names
 from templiqx_cli.inputs import CliError
-from templiqx_local.compose import (
-    RuntimeSelectionError,
-    available_runtimes,
-    compose,
-    load_runtime,
-    unknown_runtime_message,
-)
-from templiqx_ports import PortError
 
 if TYPE_CHECKING:
     from templiqx_application import TempliqxService
@@ -35,6 +28,8 @@ __all__ = ["UnknownRuntimeError", "compose_service", "runtime_names"]
 BUILTIN_RUNTIME = "fake"
 """The runtime composed without an entry-point lookup (``templiqx_local.compose``'s default)."""
 
+RUNTIME_GROUP = "templiqx.runtimes"
+"""``templiqx_local.compose.RUNTIME_ENTRY_POINT_GROUP`` (the name, not imported)."""
 ROOT_HINT = "pass --root DIR naming the folder that holds the package folders (default: .)"
 
 
@@ -43,7 +38,13 @@ class UnknownRuntimeError(CliError):
 
 
 def runtime_names() -> list[str]:
-    """The installed runtime names, sorted."""
+    """The installed runtime names, sorted (read without importing the local composition or
+    ``importlib.metadata`` when every distribution is a plain folder: ``--help`` lists them)."""
+    names = group_names(RUNTIME_GROUP)
+    if names is not None:
+        return names
+    from templiqx_local.compose import available_runtimes
+
     return available_runtimes()
 
 
@@ -53,6 +54,15 @@ def compose_service(root: str, runtime: str) -> TempliqxService:
     Raises :class:`UnknownRuntimeError` for a name no distribution registers, and
     :class:`CliError` when the runtime or the store cannot be set up.
     """
+    from templiqx_local.compose import (
+        RuntimeSelectionError,
+        available_runtimes,
+        compose,
+        load_runtime,
+        unknown_runtime_message,
+    )
+    from templiqx_ports import PortError
+
     if runtime != BUILTIN_RUNTIME and runtime not in available_runtimes():
         raise UnknownRuntimeError(
             unknown_runtime_message(runtime).replace("'; ", "' (--runtime); ", 1)

@@ -18,9 +18,7 @@ workspace: ``uv run --frozen --all-packages``).
 from __future__ import annotations
 
 import os
-import shutil
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -28,21 +26,39 @@ import click
 from templiqx_cli.commands import GLOBAL_NOTE, global_options, resolve_globals
 from templiqx_cli.composition import compose_service, runtime_names
 from templiqx_cli.inputs import CliError, read_json
-from templiqx_cli.output import dump_json, render_diagnostic, stream_operation
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from templiqx_application import TempliqxService
     from templiqx_contracts import OperationEnvelope
 
-__all__ = ["DEMO_PACKAGE", "EXAMPLE", "demo_command", "find_demo_package", "invoked_as"]
+__all__ = ["DEMO_PACKAGE", "EXAMPLE", "demo_command", "find_demo_package", "invoked_as"]  # noqa: F822
+
+
+def _example() -> Path:
+    from pathlib import Path
+
+    return Path(__file__).resolve().parent / "examples" / DEMO_PACKAGE
+
+
+def __getattr__(name: str) -> Any:
+    if name == "EXAMPLE":
+        return _example()
+    if name == "shutil":  # the module this one uses, imported where it is used
+        import shutil
+
+        return shutil
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 DEMO_PACKAGE = "welcome"
 DEMO_CONTRACT = "onboarding-summary"
 DEMO_SCENARIO = "scenarios/stream-vip/manifest.json"
 DEMO_CAPABILITIES = ["structured_output"]
 DEMO_RUNTIME = "mock"
-EXAMPLE = Path(__file__).resolve().parent / "examples" / DEMO_PACKAGE
-"""The example package shipped with the CLI."""
+# EXAMPLE, the example package shipped with the CLI, is a Path computed on first use
+# (module __getattr__ below): `templiqx --help` builds this command and needs no pathlib.
 SCENARIO_ENV = "TEMPLIQX_MOCK_SCENARIO"
 PACE_ENV = "TEMPLIQX_MOCK_PACE_MS"
 DEFAULT_PACE_MS = 60
@@ -57,13 +73,16 @@ _INSTALL_MOCK = (
 
 def find_demo_package() -> Path | None:
     """The example package folder shipped with the CLI (``None`` if it was removed)."""
-    return EXAMPLE if (EXAMPLE / "templiqx.yaml").is_file() else None
+    example = _example()
+    return example if (example / "templiqx.yaml").is_file() else None
 
 
 def invoked_as() -> str:
     """How to run this same CLI again from this shell, for the lines that name a command:
     ``templiqx`` when that is what PATH finds, ``uv run ... templiqx`` under ``uv run``
     (which does not put the environment on PATH), else the program's full path."""
+    from pathlib import Path
+
     if os.environ.get("UV_RUN_RECURSION_DEPTH"):  # uv run puts its environment on PATH
         environment = os.environ.get("VIRTUAL_ENV")  # for this process only, not the shell's
         clone = Path(environment).parent if environment else None
@@ -71,6 +90,8 @@ def invoked_as() -> str:
             return "uv run --frozen --all-packages templiqx"  # this repository's workspace
         return "uv run templiqx"
     program = Path(sys.argv[0]).resolve() if sys.argv and sys.argv[0] else None
+    import shutil  # where used: `templiqx --help` builds this command (issue #33)
+
     found = shutil.which("templiqx")
     if program is None or (found is not None and Path(found).resolve() == program):
         return "templiqx"
@@ -83,7 +104,7 @@ def _require_setup() -> Path:
     package = find_demo_package()
     if package is None:
         raise CliError(
-            f"demo: the example package is missing from this installation ({EXAMPLE}); "
+            f"demo: the example package is missing from this installation ({_example()}); "
             f"reinstall templiqx-cli, or run the demo from a clone: {_MAIN_JOB}"
         )
     if DEMO_RUNTIME not in runtime_names():
@@ -114,6 +135,8 @@ def _status(envelope: OperationEnvelope) -> str:
 
 
 def _show_diagnostics(narrator: _Narrator, envelope: OperationEnvelope) -> None:
+    from templiqx_cli.output import render_diagnostic  # printing: not imported by `--help`
+
     for diagnostic in envelope.diagnostics:
         for line in render_diagnostic(diagnostic).splitlines():
             narrator.say(f"      {line}")
@@ -147,6 +170,8 @@ def _run(
         "the answer arrives on stderr as it is generated (on a terminal, the JSON object "
         "grows in place):"
     )
+    from templiqx_cli.output import stream_operation
+
     executed, interrupted = stream_operation(
         service, "execute_contract", {**arguments, "stream": True}, as_json=as_json
     )
@@ -163,11 +188,15 @@ def _run(
 def _copy_example(source: Path, folder: str) -> Path:
     """Copy the example package to ``folder/welcome`` (the folder is created; an existing
     package there is never overwritten)."""
+    from pathlib import Path
+
     target = Path(folder) / DEMO_PACKAGE
     if target.exists():
         raise CliError(f"demo: {target} already exists; choose another --copy-to folder")
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
+        import shutil
+
         shutil.copytree(source, target)
     except OSError as exc:
         raise CliError(f"demo: copy the example package to {target}: {exc}") from exc
@@ -175,6 +204,8 @@ def _copy_example(source: Path, folder: str) -> Path:
 
 
 def _demo(options: dict[str, Any], pace_ms: int | None, copy_to: str | None = None) -> int:
+    from pathlib import Path
+
     settings = resolve_globals(options)
     if settings.runtime_given and settings.runtime != DEMO_RUNTIME:
         raise click.UsageError(
@@ -192,6 +223,8 @@ def _demo(options: dict[str, Any], pace_ms: int | None, copy_to: str | None = No
     narrator = _Narrator(quiet=settings.as_json)
     with tempfile.TemporaryDirectory(prefix="templiqx-demo-") as scratch:
         root = Path(scratch) / "packages"
+        import shutil
+
         shutil.copytree(source, root / DEMO_PACKAGE)
         scenario = root / DEMO_PACKAGE / DEMO_SCENARIO
         manifest = read_json(str(scenario))
@@ -210,6 +243,8 @@ def _demo(options: dict[str, Any], pace_ms: int | None, copy_to: str | None = No
         envelopes, interrupted = _run(service, request, settings.as_json, narrator)
     if settings.as_json:
         report = {step: envelope.to_builtins() for step, envelope in envelopes.items()}
+        from templiqx_cli.output import dump_json
+
         click.echo(dump_json(report, compact=True))
     copied = _copy_example(source, copy_to) if copy_to is not None else None
     if not settings.as_json:

@@ -12,44 +12,52 @@
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
+import click.formatting
 
 from templiqx_cli.composition import runtime_names
+from templiqx_cli.entry_points import Found, group_entries
 from templiqx_cli.layout import SECTIONS
-
-if TYPE_CHECKING:
-    from importlib.metadata import EntryPoint
 
 __all__ = ["PLUGIN_GROUP", "TempliqxGroup", "command_info", "help_command", "help_data"]
 
 PLUGIN_GROUP = "templiqx.cli_plugins"
 
 
-def entry_points(*, group: str) -> list[EntryPoint]:
-    """The entry points of ``group`` (:func:`importlib.metadata.entry_points`).
-
-    ``importlib.metadata`` is imported here, not with this module: its imports (``email``,
-    ``zipfile``, ...) cost more than the rest of a short command's start-up, and only plugins
-    and ``--help`` need it.
-    """
+def entry_points(*, group: str) -> list[Found]:
+    """The entry points of ``group``, read by :mod:`templiqx_cli.entry_points` (which needs
+    no ``importlib.metadata``: its imports, ``email``, ``zipfile``, ..., cost more than the rest of
+    ``--help``'s start-up), or by :func:`importlib.metadata.entry_points` when a distribution
+    is zipped."""
+    found = group_entries(group)
+    if found is not None:
+        return found
     from importlib.metadata import entry_points as scan
 
-    return list(scan(group=group))
+    listed: list[Found] = []
+    for entry in scan(group=group):
+        dist = getattr(entry, "dist", None)
+        summary = dist.metadata.get("Summary") if dist is not None else None
+        text = str(summary) if summary else None
+        listed.append(Found(entry.name, entry.value, group, None, text))
+    return listed
 
 
-def _plugin_summary(entry: EntryPoint) -> str:
+def _plugin_summary(entry: Found) -> str:
     """What the plugin is: its distribution's one-line summary (no import needed)."""
-    dist = getattr(entry, "dist", None)
-    summary = dist.metadata.get("Summary") if dist is not None else None
+    describe = getattr(entry, "summary", None)
+    summary = describe() if callable(describe) else None
     if summary:
         return str(summary).rstrip(".") + " (see its --help)."
     return f"The '{entry.name}' command of {entry.value.split(':')[0]} (see its --help)."
 
 
-def _plugin_command(entry: EntryPoint) -> click.Command:
+def _plugin_command(entry: Found) -> click.Command:
     def callback() -> int:
         plugin: Callable[[list[str] | None], int] = entry.load()
         return int(plugin(list(click.get_current_context().args)))
@@ -65,16 +73,56 @@ def _plugin_command(entry: EntryPoint) -> click.Command:
     )
 
 
+def help_width(max_width: int | None) -> int:
+    """The width click's help formatter would choose, without importing ``shutil`` for it
+    (issue #33: with ``bz2`` and ``lzma`` behind it, that import was a tenth of ``--help``'s
+    time above its floor). Same rule: a positive ``COLUMNS``, else the size of the terminal
+    on ``sys.__stdout__``, else 80 columns; then ``max(min(columns, max_width) - 2, 50)``, and
+    click's ``FORCED_WIDTH`` (set by its test runner) wins over all of it."""
+    forced = click.formatting.FORCED_WIDTH
+    if forced is not None:
+        return forced
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns or 80  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            columns = 80
+    return max(min(columns, max_width or 80) - 2, 50)
+
+
 class TempliqxGroup(click.Group):
     """The ``templiqx`` group: its own commands by section, then the installed plugins."""
+
+    def make_context(
+        self,
+        info_name: str | None,
+        args: list[str],
+        parent: click.Context | None = None,
+        **extra: Any,
+    ) -> click.Context:
+        """The group's context, its help width set the way click sets it (see
+        :func:`help_width`); every command's context inherits it."""
+        settings = self.context_settings
+        if (
+            parent is None
+            and extra.get("terminal_width") is None
+            and settings.get("terminal_width") is None
+        ):
+            width = extra.get("max_content_width") or settings.get("max_content_width")
+            extra["terminal_width"] = help_width(width)
+        return super().make_context(info_name, args, parent=parent, **extra)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.sections: dict[str, str] = {}
         """Command name -> section key (a key of :data:`templiqx_cli.layout.SECTIONS`)."""
-        self._plugins: list[EntryPoint] | None = None
+        self._plugins: list[Found] | None = None
 
-    def plugins(self) -> list[EntryPoint]:
+    def plugins(self) -> list[Found]:
         """The installed plugins, read once per group (each scan reads every distribution)."""
         if self._plugins is None:
             self._plugins = entry_points(group=PLUGIN_GROUP)

@@ -13,7 +13,6 @@ output, so nothing a dataset or a model says reaches the terminal.
 
 from __future__ import annotations
 
-import shutil
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TextIO
@@ -147,6 +146,8 @@ class Progress:
         if self.mode == "bar":
             if not force and now - self._drawn < _BAR_REDRAW_S:
                 return
+            import shutil  # not at start-up: only a drawn bar needs it (issue #33)
+
             width = shutil.get_terminal_size((100, 24)).columns
             line = self._bar()[: max(10, width - 1)]
             self._stream.write("\r\x1b[2K" + line)

@@ -71,7 +71,6 @@ from templiqx_local.identity import (
     tracked_paths,
 )
 from templiqx_local.locking import DEFAULT_LOCK_TIMEOUT, acquire_lock
-from templiqx_local.manifest_edit import edit_manifest
 from templiqx_local.manifest_yaml import dump_manifest, load_lock, load_manifest
 from templiqx_local.paths import (
     check_package_name,
@@ -220,6 +219,9 @@ def _manifest_bytes(stored: tuple[PackageManifest, bytes], updated: PackageManif
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         text = None
+    # Imported by the writes that edit a manifest, not by every command that reads one.
+    from templiqx_local.manifest_edit import edit_manifest
+
     edited = None if text is None else edit_manifest(text, before, updated)
     return (edited if edited is not None else dump_manifest(updated)).encode("utf-8")
 

@@ -122,15 +122,27 @@ class StreamAssembler:
         return events
 
     def _feed(self, data: bytes, events: StreamEvents) -> None:
+        over = self._raw_total + len(data) - self._max_raw
         self._raw_total += len(data)
-        if self._raw_total > self._max_raw:
-            raise self._invalid(Detail.stream_limit(self._max_raw))
+        if over > 0:
+            # A read may hold many events: those completed within the bound are still
+            # delivered, and nothing past it is parsed.
+            if over < len(data):
+                self._events(data[: len(data) - over], events)
+            if not self.done:
+                raise self._invalid(Detail.stream_limit(self._max_raw))
+            return
+        self._events(data, events)
+
+    def _events(self, data: bytes, events: StreamEvents) -> None:
         try:
             payloads = self._decoder.feed(data)
         except LineTooLongError:
             raise self._invalid(Detail.line_limit(self._max_line)) from None
         decode = chunk_decoder.decode
         append = events.append
+        content = self._content
+        limit = self._max_output
         for payload in payloads:
             if payload == DONE:
                 if not self._saw_choice:
@@ -148,7 +160,10 @@ class StreamAssembler:
                 raise in_band_failure(self._source, chunk.error)
             if chunk.usage is not None:
                 self._usage = chunk.usage
-            for choice in chunk.choices or ():
+            choices = chunk.choices
+            if not choices:
+                continue
+            for choice in choices:
                 if choice.index:
                     continue
                 self._saw_choice = True
@@ -156,8 +171,11 @@ class StreamAssembler:
                 if delta is not None:
                     text = delta.content
                     if text:
-                        self._count(utf8_size(text))
-                        self._content.append(text)
+                        # utf8_size and _count, inlined: this runs once per streamed token.
+                        self._out_total += len(text) if text.isascii() else len(text.encode())
+                        if self._out_total > limit:
+                            raise self._invalid(Detail.response_limit(limit))
+                        content.append(text)
                         self._content_seen = True
                         append(Delta(text=text))
                     elif text is not None:

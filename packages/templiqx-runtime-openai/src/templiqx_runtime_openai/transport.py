@@ -15,8 +15,9 @@ a single byte can be cut off too — and through the response once headers have 
 Other properties: redirects are never followed; the ``Authorization`` header is set by an auth
 object (so a ``.netrc`` entry can never replace or leak it); one ``requests.Session`` per thread
 (keep-alive without sharing a session between threads); bodies are read with ``iter_content``
-for chunked responses (one piece per HTTP chunk) and with ``read1`` otherwise (whatever has
-arrived, never waiting for a full buffer).
+for chunked responses (whatever has arrived, the chunks' framing stripped by
+:mod:`~templiqx_runtime_openai.chunked`; urllib3's one piece per chunk for a compressed body) and
+with ``read1`` otherwise (whatever has arrived, never waiting for a full buffer).
 
 Keep-alive: a connection goes back to the session's pool only when its response body was read
 to the end (urllib3 releases it then). A stream that ended with ``[DONE]`` is finished with
@@ -43,6 +44,7 @@ from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 from urllib3.poolmanager import ProxyManager
 
 from templiqx_ports import CancelToken, RuntimeFailureCode, RuntimeFailureError
+from templiqx_runtime_openai.chunked import dechunked
 from templiqx_runtime_openai.failures import Detail, FailureSource
 
 __all__ = ["Call", "Transport"]
@@ -256,7 +258,7 @@ class Call:
         assert response is not None
         raw = response.raw
         if getattr(raw, "chunked", False) or not hasattr(raw, "read1"):
-            pieces = response.iter_content(READ_SIZE)
+            pieces = dechunked(raw, READ_SIZE) or response.iter_content(READ_SIZE)
         else:
             pieces = self._read1(raw)
         while True:
