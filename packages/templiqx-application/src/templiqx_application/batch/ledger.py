@@ -16,7 +16,7 @@ import msgspec
 from templiqx_application.batch.results import BatchResult
 from templiqx_contracts import ExecutionReceipt, Usage
 
-__all__ = ["BatchLedger", "CachedAnswer", "MemoryLedger", "ResultCache"]
+__all__ = ["BatchLedger", "CachedAnswer", "MemoryLedger", "ResultCache", "SharedLedger"]
 
 
 @runtime_checkable
@@ -44,6 +44,32 @@ class MemoryLedger:
 
     def record(self, key: str, result: BatchResult) -> None:
         self._results.setdefault(key, result)
+
+
+@runtime_checkable
+class SharedLedger(Protocol):
+    """Requests claimed across the processes of one run (templiqx-ray's actors), so a request
+    is executed once per run however many processes see it.
+
+    The engine asks it after its own in-flight requests and its own ledger: :meth:`claim`
+    answers at once — the result if another process finished the request, ``True`` if the
+    caller now owns it (it executes it, then :meth:`record` s the result, or :meth:`release` s
+    it when it could not finish), ``False`` if another process is executing it. Then
+    :meth:`wait` waits for that outcome: the result, or ``None`` when the owner released it
+    and the caller now owns it.
+    """
+
+    async def claim(self, key: str) -> BatchResult | bool: ...
+
+    async def wait(self, key: str) -> BatchResult | None: ...
+
+    def record(self, key: str, result: BatchResult) -> None:
+        """The owner's result (sent without waiting for an answer)."""
+        ...
+
+    def release(self, key: str) -> None:
+        """The owner gives the request up unfinished (cancelled): a waiter takes it over."""
+        ...
 
 
 class CachedAnswer(msgspec.Struct, kw_only=True, frozen=True):
