@@ -752,3 +752,34 @@ def test_cancel_after_the_last_row_was_read_still_ends_the_run(
         return await asyncio.wait_for(taking, 10)
 
     assert asyncio.run(main()) == []
+
+
+def test_the_default_ledger_keeps_a_bounded_number_of_results_in_memory() -> None:
+    from templiqx_application.batch import MemoryLedger
+
+    ledger = MemoryLedger(in_memory=100)
+    for i in range(5000):
+        ledger.record(f"k{i}", BatchResult(index=i, ok=True, output={"n": i}, source="executed"))
+    ledger.record(
+        "k7", BatchResult(index=99, ok=False, source="executed")
+    )  # the first result stays
+    assert ledger.held == 100
+    for i in (0, 7, 99, 100, 4999):
+        found = ledger.finished(f"k{i}")
+        assert found is not None
+        assert (found.index, found.output) == (i, {"n": i})
+    assert ledger.finished("k5000") is None
+
+
+def test_a_run_past_the_memory_bound_still_executes_each_request_once(
+    root: Path, make_service: ServiceFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from templiqx_application.batch import MemoryLedger
+
+    monkeypatch.setattr(MemoryLedger, "IN_MEMORY", 5)
+    runtime = Scripted()
+    texts = [f"t{i % 40}" for i in range(120)]
+    results, run = run_all(make_service(root, runtime), rows(texts), concurrency=4)
+    assert len(runtime.calls) == 40
+    assert [r.output for r in results] == [{"label": t} for t in texts]
+    assert run.summary.calls == 40

@@ -9,6 +9,7 @@ cannot tell its fingerprint before the call.
 
 from __future__ import annotations
 
+import sqlite3
 from typing import Protocol, runtime_checkable
 
 import msgspec
@@ -33,17 +34,48 @@ class BatchLedger(Protocol):
 
 
 class MemoryLedger:
-    """A :class:`BatchLedger` in a dict: about 300 bytes per distinct request, for runs that
-    fit in memory. File runs use templiqx-local's SQLite ledger, whose memory is flat."""
+    """The default :class:`BatchLedger` (``service.batch`` without one): the first
+    ``in_memory`` results in a dict, every later one in a private temporary SQLite database
+    (``sqlite3.connect("")``: on disk, deleted when the ledger is dropped), so a long run over
+    many distinct requests does not grow its memory. File runs use templiqx-local's ledger
+    beside the output, which a resumed run reads again."""
 
-    def __init__(self) -> None:
+    IN_MEMORY = 4096
+
+    def __init__(self, in_memory: int | None = None) -> None:
         self._results: dict[str, BatchResult] = {}
+        self._in_memory = self.IN_MEMORY if in_memory is None else in_memory
+        self._spilled: sqlite3.Connection | None = None
 
     def finished(self, key: str) -> BatchResult | None:
-        return self._results.get(key)
+        found = self._results.get(key)
+        if found is not None or self._spilled is None:
+            return found
+        row = self._spilled.execute("SELECT result FROM finished WHERE key = ?", (key,)).fetchone()
+        return None if row is None else _RESULT.decode(row[0])
 
     def record(self, key: str, result: BatchResult) -> None:
-        self._results.setdefault(key, result)
+        if key in self._results:
+            return
+        if len(self._results) < self._in_memory:
+            self._results[key] = result
+            return
+        if self._spilled is None:
+            self._spilled = sqlite3.connect("", check_same_thread=False)
+            self._spilled.execute("CREATE TABLE finished (key TEXT PRIMARY KEY, result BLOB)")
+        self._spilled.execute(
+            "INSERT OR IGNORE INTO finished (key, result) VALUES (?, ?)",
+            (key, _ENCODER.encode(result)),
+        )
+
+    @property
+    def held(self) -> int:
+        """Results held in memory (at most ``in_memory``)."""
+        return len(self._results)
+
+
+_RESULT = msgspec.json.Decoder(BatchResult)
+_ENCODER = msgspec.json.Encoder()
 
 
 @runtime_checkable
