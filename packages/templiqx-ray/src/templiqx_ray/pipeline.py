@@ -13,7 +13,7 @@
     ))
 
 The pipeline: ``read_text`` (JSONL, one line per record, decoded by the actors exactly as the
-local batch decodes it) or ``read_parquet`` → each record numbered by its position (a
+local batch decodes it), ``read_csv`` or ``read_parquet`` → each record numbered by its position (a
 ``range`` zipped with the dataset, order preserved) → ``map_batches`` over an
 :class:`~ray.data.ActorPoolStrategy` of :class:`~templiqx_ray.actor.BatchActor` (each composes
 the service once and verifies the package identity before its first call) → the driver writes
@@ -28,8 +28,13 @@ computed (or ``package_identity``, when given) and refuses to run another.
 
 Rate budgets (``requests_per_minute``, ``tokens_per_minute``) hold across actors: one
 :class:`~templiqx_ray.budget.BudgetKeeper` actor makes every reservation. ``concurrency`` is
-per actor. Duplicate requests are executed once per actor (its ledger keeps the last 65,536);
-the opt-in result cache and ``--resume`` are the local batch's.
+per actor. Duplicate requests are executed once per run, across actors: one
+:class:`~templiqx_ray.claims.ClaimKeeper` actor keeps the run's claims. The opt-in result cache
+and ``--resume`` are the local batch's.
+
+CSV is read with ``read_csv``, every column as text (the driver reads the header), so the
+actors convert cells exactly as the local batch does; a record whose cells do not match the
+header is refused by the driver before any work.
 """
 
 from __future__ import annotations
