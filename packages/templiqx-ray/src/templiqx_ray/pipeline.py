@@ -80,7 +80,8 @@ _READ_CPUS = 0.25
 @dataclass(frozen=True)
 class RayBatch:
     """A batch for Ray: what the local :class:`~templiqx_local.batch.BatchFiles` says, plus the
-    pool (``actors``, ``actor_cpus``, ``batch_size``) and how packages reach the workers:
+    pool (``actors``, ``actor_cpus``, ``batch_size``, ``read_tasks``: read tasks at once, one
+    per actor unless given) and how packages reach the workers:
     ``root`` on the driver, ``worker_root`` on the workers when the shared folder is mounted
     elsewhere there, or ``upload_packages`` to ship ``root`` with the job. ``env`` is set in
     every actor's environment (the runtime's settings: ``MODEL_BASE_URL``, ...)."""
@@ -95,6 +96,7 @@ class RayBatch:
     concurrency: int = 16
     batch_size: int = 256
     actor_cpus: float = 0.25
+    read_tasks: int | None = None
     input_format: str | None = None
     output_format: str | None = None
     mapping: list[str] = field(default_factory=list)
@@ -141,14 +143,20 @@ def _identity(spec: RayBatch) -> str:
 
 def _source(spec: RayBatch, kind: str, blocks: int | None, header: list[str] | None) -> Any:
     """The dataset's records: a few blocks of it (Ray Data's default of 200 one-row blocks
-    costs a task each), read by tasks that reserve a quarter of a CPU (reading is light)."""
+    costs a task each), read by tasks that reserve a quarter of a CPU (reading is light), at
+    most :func:`_read_tasks` at once (each task running at once needs a worker process, and
+    starting one costs more than reading a block)."""
     path = os.path.abspath(spec.input)
-    sizing: dict[str, Any] = {"num_cpus": _READ_CPUS}
+    sizing: dict[str, Any] = {"num_cpus": _READ_CPUS, "concurrency": _read_tasks(spec)}
     if blocks is not None:
         sizing["override_num_blocks"] = blocks
     if kind == "jsonl":
         lines = ray.data.read_text(path, **sizing)
-        return lines.filter(lambda row: bool(str(row[TEXT_COLUMN]).strip()), num_cpus=_READ_CPUS)
+        return lines.filter(
+            lambda row: bool(str(row[TEXT_COLUMN]).strip()),
+            num_cpus=_READ_CPUS,
+            concurrency=_read_tasks(spec),
+        )
     if kind == "parquet":
         return ray.data.read_parquet(path, **sizing)
     import pyarrow
@@ -288,7 +296,7 @@ def _run(
     blocks = None if local is None else max(1, min(64, -(-local // spec.batch_size)))
     source = _source(spec, kind, blocks, header)
     count = local if local is not None else int(source.count())
-    index = ray.data.range(count, override_num_blocks=blocks or 1)
+    index = ray.data.range(count, override_num_blocks=blocks or 1, concurrency=_read_tasks(spec))
     numbered = index.rename_columns({"id": INDEX_COLUMN}).zip(source)
     runtime_env: dict[str, Any] = {}
     if spec.env:
@@ -374,6 +382,12 @@ def _run(
     report["total_rows"] = count
     paths.summary.write_bytes(msgspec.json.encode(report) + b"\n")
     return RayOutcome(summary=summary, output=paths.output, summary_path=paths.summary, rows=count)
+
+
+def _read_tasks(spec: RayBatch) -> int:
+    """Read tasks running at once: ``read_tasks``, or one per actor (the actors, calling the
+    model, are the pipeline's pace; the readers only need to keep them fed)."""
+    return spec.read_tasks if spec.read_tasks is not None else max(1, spec.actors)
 
 
 def _local_count(spec: RayBatch, kind: str) -> int | None:
