@@ -497,3 +497,27 @@ def test_test_and_run_eval_score_a_dataset(root: Path, tmp_path: Path) -> None:
     plain = run(cli(root, "run-eval", "support", "classify", runtime="fake"), env)
     assert plain.returncode == 2
     assert "FIXTURE_ID" in plain.stderr
+
+
+def test_a_misconfigured_runtime_refuses_the_run_once_before_any_row(
+    root: Path, tmp_path: Path
+) -> None:
+    """No MODEL_ID: one refusal naming it, no row run, no output left behind (the same
+    command runs once the setting is given)."""
+    source = tickets(tmp_path / "in.jsonl", 5)
+    output = tmp_path / "out.jsonl"
+    args = ["batch", "support", "classify", "--input", str(source), "--output", str(output)]
+    with model_server.ModelServer() as server:
+        env = child_env(server)
+        del env["MODEL_ID"]
+        refused = run(cli(root, *args, "--progress", "none"), env)
+        assert refused.returncode == 2
+        said = refused.stdout + refused.stderr
+        assert [line for line in said.splitlines() if "TQX_RUNTIME_PERMANENT" in line] == [
+            "  TQX_RUNTIME_PERMANENT: runtime failure TQX_RUNTIME_PERMANENT: runtime settings "
+            "are missing or invalid: MODEL_ID is not set"
+        ]
+        assert server.stats()["requests"] == 0
+        assert not output.exists()
+        assert run(cli(root, *args, "--progress", "none"), child_env(server)).returncode == 0
+        assert len(results(output)) == 5

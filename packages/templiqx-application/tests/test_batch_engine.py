@@ -578,3 +578,208 @@ def test_the_fake_knows_its_request_fingerprint_before_the_call(
     fake = DeterministicFakeRuntime()
     assert fake.request_fingerprint(request) == fake.execute(request).request_fingerprint
     assert RuntimeAdapter.request_fingerprint(Scripted(predicts=False), request) is None
+
+
+class Unconfigured(Scripted):
+    """A runtime whose settings are incomplete (as the OpenAI runtime without MODEL_ID)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.warmed = 0
+
+    def check_settings(self) -> None:
+        raise PermanentFailureError(_failure(RuntimeFailureCode.PERMANENT))
+
+    def warm_up(self) -> None:
+        self.warmed += 1
+
+
+class Warmed(Scripted):
+    """Records when its first call's set-up ran, against its calls."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.events: list[str] = []
+
+    def check_settings(self) -> None:
+        self.events.append("check")
+
+    def warm_up(self) -> None:
+        self.events.append("warm")
+
+    async def aexecute(self, request: ExecutionRequest) -> ExecutionReceipt:
+        self.events.append("call")
+        return await super().aexecute(request)
+
+
+def test_a_misconfigured_runtime_refuses_the_run_once_before_any_row(
+    root: Path, make_service: ServiceFactory
+) -> None:
+    runtime = Unconfigured()
+    results, run = run_all(make_service(root, runtime), rows(["a", "b", "c"]))
+    assert results == []
+    assert runtime.calls == []
+    assert runtime.warmed == 0
+    assert [d.code for d in run.diagnostics] == ["TQX_RUNTIME_PERMANENT"]
+    assert not run.summary.ok
+    assert run.summary.rows == 0
+
+
+def test_the_runtime_is_checked_and_warmed_before_the_first_call(
+    root: Path, make_service: ServiceFactory
+) -> None:
+    runtime = Warmed()
+    results, _ = run_all(make_service(root, runtime), rows(["a", "b"]), requests_per_minute=600)
+    assert all(r.ok for r in results)
+    assert runtime.events == ["check", "warm", "call", "call"]
+
+
+class MemoryClaims:
+    """A :class:`~templiqx_application.batch.SharedLedger` for engines on one event loop (what
+    templiqx-ray's claim keeper is for engines in several processes)."""
+
+    def __init__(self) -> None:
+        self.finished: dict[str, BatchResult] = {}
+        self.running: dict[str, asyncio.Event] = {}
+        self.owned = 0
+
+    async def claim(self, key: str) -> BatchResult | bool:
+        await asyncio.sleep(0)  # an answer from elsewhere takes a turn of the loop
+        if key in self.finished:
+            return self.finished[key]
+        if key in self.running:
+            return False
+        self.running[key] = asyncio.Event()
+        self.owned += 1
+        return True
+
+    async def wait(self, key: str) -> BatchResult | None:
+        while key not in self.finished:
+            running = self.running.get(key)
+            if running is None:
+                self.running[key] = asyncio.Event()
+                self.owned += 1
+                return None
+            await running.wait()
+        return self.finished[key]
+
+    def record(self, key: str, result: BatchResult) -> None:
+        self.finished[key] = result
+        self.running.pop(key).set()
+
+    def release(self, key: str) -> None:
+        self.running.pop(key).set()
+
+
+def test_a_shared_ledger_executes_each_request_once_across_engines(
+    root: Path, make_service: ServiceFactory
+) -> None:
+    """Two engines (two actors' worth) over overlapping rows: every distinct request is
+    executed once in all; the other rows are duplicates with its outcome."""
+    claims = MemoryClaims()
+    first, second = Scripted(latency=0.02), Scripted(latency=0.02)
+    texts = [f"t{i % 7}" for i in range(20)]
+
+    async def one(runtime: Scripted, given: list[dict[str, Any]]) -> list[BatchResult]:
+        run = make_service(root, runtime).abatch("app", "label", given, shared=claims)
+        async with run:
+            return [result async for result in run]
+
+    async def both() -> tuple[list[BatchResult], list[BatchResult]]:
+        return await asyncio.gather(one(first, rows(texts[:12])), one(second, rows(texts[8:])))
+
+    left, right = asyncio.run(both())
+    called = [text for _, text in first.calls + second.calls]
+    assert sorted(called) == sorted(set(texts))
+    assert claims.owned == 7
+    for given, results in ((texts[:12], left), (texts[8:], right)):
+        assert sorted((r.index, r.ok, r.output) for r in results) == [
+            (i, True, {"label": text}) for i, text in enumerate(given)
+        ]
+    results = left + right
+    assert sum(1 for r in results if r.source == "executed") == 7
+    assert sum(1 for r in results if r.source == "duplicate") == 17
+
+
+def test_a_cancelled_owner_hands_its_request_to_a_waiter(
+    root: Path, make_service: ServiceFactory
+) -> None:
+    claims = MemoryClaims()
+    slow, quick = Scripted(latency=5.0), Scripted(latency=0.01)
+
+    async def main() -> tuple[list[BatchResult], list[BatchResult]]:
+        owner = make_service(root, slow).abatch("app", "label", rows(["x"]), shared=claims)
+        waiter = make_service(root, quick).abatch("app", "label", rows(["x"]), shared=claims)
+
+        async def take(run: Any) -> list[BatchResult]:
+            async with run:
+                return [result async for result in run]
+
+        owning = asyncio.create_task(take(owner))
+        while not slow.calls:
+            await asyncio.sleep(0.01)
+        waiting = asyncio.create_task(take(waiter))
+        await asyncio.sleep(0.1)
+        owner.cancel()
+        return await owning, await asyncio.wait_for(waiting, 10)
+
+    owned, waited = asyncio.run(main())
+    assert owned == []  # cancelled: no result, a resumed run executes it
+    assert [(r.ok, r.source, r.output) for r in waited] == [(True, "executed", {"label": "x"})]
+    assert len(quick.calls) == 1
+    assert claims.owned == 2
+
+
+def test_cancel_after_the_last_row_was_read_still_ends_the_run(
+    root: Path, make_service: ServiceFactory
+) -> None:
+    """Every row admitted, one call in flight: cancelling ends the run at once (it used to
+    interrupt the wait for the last rows and never announce the end)."""
+    runtime = Scripted(latency=30.0)
+
+    async def main() -> list[BatchResult]:
+        run = make_service(root, runtime).abatch("app", "label", rows(["only"]))
+
+        async def take() -> list[BatchResult]:
+            async with run:
+                return [result async for result in run]
+
+        taking = asyncio.create_task(take())
+        while not runtime.calls:
+            await asyncio.sleep(0.01)
+        await asyncio.sleep(0.05)
+        run.cancel()
+        return await asyncio.wait_for(taking, 10)
+
+    assert asyncio.run(main()) == []
+
+
+def test_the_default_ledger_keeps_a_bounded_number_of_results_in_memory() -> None:
+    from templiqx_application.batch import MemoryLedger
+
+    ledger = MemoryLedger(in_memory=100)
+    for i in range(5000):
+        ledger.record(f"k{i}", BatchResult(index=i, ok=True, output={"n": i}, source="executed"))
+    ledger.record(
+        "k7", BatchResult(index=99, ok=False, source="executed")
+    )  # the first result stays
+    assert ledger.held == 100
+    for i in (0, 7, 99, 100, 4999):
+        found = ledger.finished(f"k{i}")
+        assert found is not None
+        assert (found.index, found.output) == (i, {"n": i})
+    assert ledger.finished("k5000") is None
+
+
+def test_a_run_past_the_memory_bound_still_executes_each_request_once(
+    root: Path, make_service: ServiceFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from templiqx_application.batch import MemoryLedger
+
+    monkeypatch.setattr(MemoryLedger, "IN_MEMORY", 5)
+    runtime = Scripted()
+    texts = [f"t{i % 40}" for i in range(120)]
+    results, run = run_all(make_service(root, runtime), rows(texts), concurrency=4)
+    assert len(runtime.calls) == 40
+    assert [r.output for r in results] == [{"label": t} for t in texts]
+    assert run.summary.calls == 40

@@ -15,16 +15,27 @@ package changed under a running pipeline stops it too.
 
 from __future__ import annotations
 
+import asyncio
 import os
+import threading
 from collections import OrderedDict
 from typing import Any
 
 import msgspec
 
-from templiqx_application import TempliqxService
-from templiqx_application.batch import BatchOptions, BatchResult, BatchRow, RateBudget
+from templiqx_application.batch import (
+    AsyncBatchRun,
+    BatchOptions,
+    BatchResult,
+    BatchRow,
+    RateBudget,
+    SharedLedger,
+)
+from templiqx_application.diagnostics import port_diagnostic
+from templiqx_contracts import Diagnostic
 from templiqx_local import compose, load_runtime
-from templiqx_local.batch import ColumnMapping, row_from_json, row_from_record
+from templiqx_local.batch import ColumnMapping, row_from_csv, row_from_json, row_from_record
+from templiqx_ports import PortError
 
 __all__ = [
     "INDEX_COLUMN",
@@ -34,6 +45,7 @@ __all__ = [
     "TEXT_COLUMN",
     "BatchActor",
     "PackageIdentityError",
+    "RuntimeConfigurationError",
 ]
 
 INDEX_COLUMN = "__templiqx_index"
@@ -42,8 +54,9 @@ STATS_COLUMN = "stats"
 TEXT_COLUMN = "text"
 """The column ``ray.data.read_text`` gives a JSONL line in."""
 
-LEDGER_ENTRIES = 65_536
-"""Distinct requests an actor remembers: duplicates this close are executed once."""
+LEDGER_ENTRIES = 4096
+"""Recent results an actor keeps to answer its own duplicates without asking the run's
+:class:`~templiqx_ray.claims.ClaimKeeper` (which knows every request of the run)."""
 
 _ENCODER = msgspec.json.Encoder()
 
@@ -54,9 +67,15 @@ class PackageIdentityError(RuntimeError):
     code = "TQX_BATCH_IDENTITY_MISMATCH"
 
 
+class RuntimeConfigurationError(RuntimeError):
+    """The actor's runtime cannot be used as configured (its settings' diagnostic, e.g.
+    ``TQX_RUNTIME_PERMANENT`` naming a missing ``MODEL_ID``): raised once, before any row."""
+
+
 class _BoundedLedger:
     """The actor's ledger (:class:`~templiqx_application.batch.BatchLedger`): the last
-    :data:`LEDGER_ENTRIES` requests, so memory stays bounded on an endless dataset."""
+    :data:`LEDGER_ENTRIES` results, so its memory stays bounded on an endless dataset (the
+    run's claim keeper answers for the older ones)."""
 
     def __init__(self) -> None:
         self._results: OrderedDict[str, BatchResult] = OrderedDict()
@@ -88,8 +107,13 @@ class BatchActor:
         mapping: list[str],
         options: dict[str, Any],
         budget: Any = None,
+        claims: Any = None,
     ) -> None:
-        self._service = self._compose(root, runtime, options.get("evaluate", False))
+        evaluate = bool(options.get("evaluate", False))
+        self._adapter = None if runtime == "fake" or evaluate else load_runtime(runtime)
+        self._service = (
+            compose(root) if self._adapter is None else compose(root, runtime=self._adapter)
+        )
         exported = self._service.export_package_identity(package)
         found = exported.fingerprints.get("package_identity")
         if not exported.ok or found != identity:
@@ -113,48 +137,59 @@ class BatchActor:
             from templiqx_ray.budget import SharedRateBudget
 
             self._budget = SharedRateBudget(budget)
-        self._ledger = _BoundedLedger()
+        self._shared: SharedLedger | None = None
+        if claims is not None:
+            from templiqx_ray.claims import SharedClaims
 
-    @staticmethod
-    def _compose(root: str, runtime: str, evaluate: bool) -> TempliqxService:
-        if runtime == "fake" or evaluate:
-            return compose(root)
-        return compose(root, runtime=load_runtime(runtime))
+            self._shared = SharedClaims(claims)
+        self._ledger = _BoundedLedger()
+        problem = self._runtime_problem()
+        if problem is not None:
+            raise RuntimeConfigurationError(
+                f"{problem.code}: the actor on pid {os.getpid()} cannot call its runtime "
+                f"'{runtime}': {problem.message}"
+                + (f" ({problem.help})" if problem.help else "")
+                + ". Give every worker the runtime's settings (RayBatch.env)."
+            )
+        # One event loop for the actor's life: every batch Ray hands it runs on it, so the
+        # runtime's HTTP client and its kept-alive connections serve every batch, and no
+        # batch's first calls wait for a new client after their rate-budget reservations.
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(
+            target=self._loop.run_forever, name="templiqx-ray-batch", daemon=True
+        )
+        self._thread.start()
 
     def _row(self, record: dict[str, Any]) -> BatchRow:
         index = int(record.pop(INDEX_COLUMN))
         if self._format == "jsonl":
             return row_from_json(str(record.get(TEXT_COLUMN, "")), index, self._mapping)
+        if self._format == "csv":
+            return row_from_csv(record, index, self._mapping)
         return row_from_record(record, index, self._mapping)
+
+    def _runtime_problem(self) -> Diagnostic | None:
+        """The runtime's settings checked and its first call's set-up done, before any row
+        (what the engine does at every batch; here it fails the actor once, at its start)."""
+        runtime = self._adapter
+        if runtime is None:
+            return None  # the deterministic fake: nothing to set up
+        check = getattr(runtime, "check_settings", None)
+        if callable(check):
+            try:
+                check()
+            except PortError as exc:
+                return port_diagnostic(exc)
+        warm = getattr(runtime, "warm_up", None)
+        if callable(warm):
+            warm()
+        return None
 
     def __call__(self, batch: Any) -> dict[str, list[Any]]:
         records: list[dict[str, Any]] = batch.to_pylist()
         rows = [self._row(record) for record in records]
-        if self._options.evaluate:
-            run = self._service.test_dataset(
-                self._package,
-                rows,
-                contract=self._contract,
-                capabilities=None
-                if self._options.capabilities is None
-                else list(self._options.capabilities),
-                concurrency=self._options.concurrency,
-                ledger=self._ledger,
-            )
-        else:
-            run = self._service.batch(
-                self._package,
-                self._contract,
-                rows,
-                options=self._options,
-                ledger=self._ledger,
-                budget=self._budget,
-            )
-        with run:
-            results = list(run)
-        if run.diagnostics:
-            problems = "; ".join(f"{d.code}: {d.message}" for d in run.diagnostics)
-            raise RuntimeError(f"the batch was refused on pid {os.getpid()}: {problems}")
+        future = asyncio.run_coroutine_threadsafe(self._run(rows), self._loop)
+        results, run = future.result()
         engine = run.engine
         stats = {
             "calls": engine.calls,
@@ -169,3 +204,34 @@ class BatchActor:
             LINE_COLUMN: [_ENCODER.encode(result).decode() for result in results],
             STATS_COLUMN: [_ENCODER.encode(stats).decode()] + [""] * (len(results) - 1),
         }
+
+    async def _run(self, rows: list[BatchRow]) -> tuple[list[BatchResult], AsyncBatchRun]:
+        """One of Ray's batches through the engine, on the actor's loop."""
+        if self._options.evaluate:
+            run = self._service.atest_dataset(
+                self._package,
+                rows,
+                contract=self._contract,
+                capabilities=None
+                if self._options.capabilities is None
+                else list(self._options.capabilities),
+                concurrency=self._options.concurrency,
+                ledger=self._ledger,
+                shared=self._shared,
+            )
+        else:
+            run = self._service.abatch(
+                self._package,
+                self._contract,
+                rows,
+                options=self._options,
+                ledger=self._ledger,
+                budget=self._budget,
+                shared=self._shared,
+            )
+        async with run:
+            results = [result async for result in run]
+        if run.diagnostics:
+            problems = "; ".join(f"{d.code}: {d.message}" for d in run.diagnostics)
+            raise RuntimeError(f"the batch was refused on pid {os.getpid()}: {problems}")
+        return results, run

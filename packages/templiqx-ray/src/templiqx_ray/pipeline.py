@@ -13,7 +13,7 @@
     ))
 
 The pipeline: ``read_text`` (JSONL, one line per record, decoded by the actors exactly as the
-local batch decodes it) or ``read_parquet`` → each record numbered by its position (a
+local batch decodes it), ``read_csv`` or ``read_parquet`` → each record numbered by its position (a
 ``range`` zipped with the dataset, order preserved) → ``map_batches`` over an
 :class:`~ray.data.ActorPoolStrategy` of :class:`~templiqx_ray.actor.BatchActor` (each composes
 the service once and verifies the package identity before its first call) → the driver writes
@@ -28,12 +28,19 @@ computed (or ``package_identity``, when given) and refuses to run another.
 
 Rate budgets (``requests_per_minute``, ``tokens_per_minute``) hold across actors: one
 :class:`~templiqx_ray.budget.BudgetKeeper` actor makes every reservation. ``concurrency`` is
-per actor. Duplicate requests are executed once per actor (its ledger keeps the last 65,536);
-the opt-in result cache and ``--resume`` are the local batch's.
+per actor. Duplicate requests are executed once per run, across actors: one
+:class:`~templiqx_ray.claims.ClaimKeeper` actor keeps the run's claims. The opt-in result cache
+and ``--resume`` are the local batch's.
+
+CSV is read with ``read_csv``, every column as text (the driver reads the header), so the
+actors convert cells exactly as the local batch does; a record whose cells do not match the
+header is refused by the driver before any work.
 """
 
 from __future__ import annotations
 
+import contextlib
+import csv
 import dataclasses
 import os
 import time
@@ -59,8 +66,10 @@ from templiqx_local.batch import (
     write_parquet,
 )
 from templiqx_local.batch import BatchFiles as _LocalFiles
+from templiqx_local.batch.datasets import MAX_LINE_BYTES
 from templiqx_ray.actor import INDEX_COLUMN, LINE_COLUMN, STATS_COLUMN, TEXT_COLUMN, BatchActor
 from templiqx_ray.budget import start_budget
+from templiqx_ray.claims import start_claims
 
 __all__ = ["RayBatch", "RayOutcome", "run_ray_batch"]
 
@@ -71,7 +80,8 @@ _READ_CPUS = 0.25
 @dataclass(frozen=True)
 class RayBatch:
     """A batch for Ray: what the local :class:`~templiqx_local.batch.BatchFiles` says, plus the
-    pool (``actors``, ``actor_cpus``, ``batch_size``) and how packages reach the workers:
+    pool (``actors``, ``actor_cpus``, ``batch_size``, ``read_tasks``: read tasks at once, one
+    per actor unless given) and how packages reach the workers:
     ``root`` on the driver, ``worker_root`` on the workers when the shared folder is mounted
     elsewhere there, or ``upload_packages`` to ship ``root`` with the job. ``env`` is set in
     every actor's environment (the runtime's settings: ``MODEL_BASE_URL``, ...)."""
@@ -86,6 +96,7 @@ class RayBatch:
     concurrency: int = 16
     batch_size: int = 256
     actor_cpus: float = 0.25
+    read_tasks: int | None = None
     input_format: str | None = None
     output_format: str | None = None
     mapping: list[str] = field(default_factory=list)
@@ -130,23 +141,101 @@ def _identity(spec: RayBatch) -> str:
     return spec.package_identity or found
 
 
-def _source(spec: RayBatch, kind: str, blocks: int | None) -> Any:
+def _source(spec: RayBatch, kind: str, blocks: int | None, header: list[str] | None) -> Any:
     """The dataset's records: a few blocks of it (Ray Data's default of 200 one-row blocks
-    costs a task each), read by tasks that reserve a quarter of a CPU (reading is light)."""
+    costs a task each), read by tasks that reserve a quarter of a CPU (reading is light), at
+    most :func:`_read_tasks` at once (each task running at once needs a worker process, and
+    starting one costs more than reading a block)."""
     path = os.path.abspath(spec.input)
-    sizing: dict[str, Any] = {"num_cpus": _READ_CPUS}
+    sizing: dict[str, Any] = {"num_cpus": _READ_CPUS, "concurrency": _read_tasks(spec)}
     if blocks is not None:
         sizing["override_num_blocks"] = blocks
     if kind == "jsonl":
         lines = ray.data.read_text(path, **sizing)
-        return lines.filter(lambda row: bool(str(row[TEXT_COLUMN]).strip()), num_cpus=_READ_CPUS)
+        return lines.filter(
+            lambda row: bool(str(row[TEXT_COLUMN]).strip()),
+            num_cpus=_READ_CPUS,
+            concurrency=_read_tasks(spec),
+        )
     if kind == "parquet":
-        return ray.data.read_parquet(path, **sizing)
-    raise BatchFileError(
-        "TQX_BATCH_INPUT_INVALID",
-        "a Ray batch reads JSONL or Parquet (CSV cells have no types for Ray to keep): convert "
-        "the file, or run it with the local `templiqx batch`",
+        return _read_parquet(path, sizing)
+    import pyarrow
+    import pyarrow.csv
+
+    # every cell as text, as the local batch reads CSV (the mapping's column types convert
+    # them): no type inference, an empty cell stays "", quoted line breaks stay in their cell
+    return ray.data.read_csv(
+        path,
+        parse_options=pyarrow.csv.ParseOptions(newlines_in_values=True),
+        convert_options=pyarrow.csv.ConvertOptions(
+            column_types={name: pyarrow.string() for name in header or []},
+            strings_can_be_null=False,
+        ),
+        **sizing,
     )
+
+
+def _read_parquet(path: str, sizing: dict[str, Any]) -> Any:
+    """``read_parquet`` through Ray Data's first reader: a read task per block. Its second
+    (``use_datasource_v2``, the default from Ray 2.5x) puts a file-listing stage before the
+    reads, another pool of tasks and worker processes — 20-40 s more for a 24-row file on the
+    two-core test cluster, against 0.2 s. The flag is set for this call only."""
+    context = ray.data.DataContext.get_current()
+    if not hasattr(context, "use_datasource_v2"):
+        return ray.data.read_parquet(path, **sizing)
+    was = context.use_datasource_v2
+    context.use_datasource_v2 = False
+    try:
+        return ray.data.read_parquet(path, **sizing)
+    finally:
+        context.use_datasource_v2 = was
+
+
+def _csv_shape(path: str) -> tuple[list[str], int]:
+    """The CSV file's header and record count (one pass on the driver, read as the local batch
+    reads it). Ray reads a CSV file as a table, so a record whose cells do not match the header
+    — which the local batch runs as a problem row, or without its missing cells — is refused
+    here, before any work, naming the record."""
+    csv.field_size_limit(MAX_LINE_BYTES)
+    try:
+        with open(path, encoding="utf-8-sig", newline="") as handle:
+            reader = csv.reader(handle)
+            header = next(reader, None)
+            if not header:
+                raise BatchFileError(
+                    "TQX_BATCH_INPUT_INVALID",
+                    f"CSV file {path!r} has no header row",
+                    help="put the column names on the first line",
+                )
+            if len(set(header)) != len(header):
+                raise BatchFileError(
+                    "TQX_BATCH_INPUT_INVALID",
+                    f"CSV file {path!r} names a column twice in its header: a Ray batch needs "
+                    "distinct column names",
+                )
+            count = 0
+            for record in reader:
+                if not record:
+                    continue  # a blank line is not a record, locally or on Ray
+                if len(record) != len(header):
+                    raise BatchFileError(
+                        "TQX_BATCH_INPUT_INVALID",
+                        f"CSV record {count} (line {reader.line_num}) of {path!r} has "
+                        f"{len(record)} cells where the header has {len(header)} columns",
+                        help="give every record one cell per column (empty cells are fine), "
+                        "or run the file with the local `templiqx batch`, which runs such a "
+                        "record as a failed row",
+                    )
+                count += 1
+    except csv.Error as exc:
+        raise BatchFileError(
+            "TQX_BATCH_INPUT_INVALID", f"CSV file {path!r} cannot be read: {exc}"
+        ) from None
+    except UnicodeDecodeError as exc:
+        raise BatchFileError(
+            "TQX_BATCH_INPUT_INVALID", f"CSV file {path!r} is not UTF-8 ({exc.reason})"
+        ) from None
+    return header, count
 
 
 def run_ray_batch(
@@ -178,16 +267,52 @@ def run_ray_batch(
         evaluate=spec.evaluate,
         package_identity=identity,
     )
+    header: list[str] | None = None
+    local: int | None
+    if kind == "csv":  # the driver reads the header: the file must be one it sees
+        header, local = _csv_shape(os.path.abspath(spec.input))
+    else:
+        local = _local_count(spec, kind)
     budget = None
     if spec.requests_per_minute or spec.tokens_per_minute:
         budget = start_budget(spec.requests_per_minute, spec.tokens_per_minute)
+    claims = start_claims()
+    try:
+        return _run(
+            spec, kind, (header, local), paths, identity, options, budget, claims, on_result
+        )
+    finally:
+        _stop(claims, budget)
+
+
+def _stop(claims: Any, budget: Any) -> None:
+    """End the run's keeper actors (the claims' scratch file with them)."""
+    with contextlib.suppress(Exception):
+        ray.get(claims.close.remote(), timeout=30)
+    for keeper in (claims, budget):
+        if keeper is not None:
+            with contextlib.suppress(Exception):
+                ray.kill(keeper)
+
+
+def _run(
+    spec: RayBatch,
+    kind: str,
+    shape: tuple[list[str] | None, int | None],
+    paths: Any,
+    identity: str,
+    options: BatchOptions,
+    budget: Any,
+    claims: Any,
+    on_result: Callable[[BatchResult], None] | None,
+) -> RayOutcome:
     context = ray.data.DataContext.get_current()
     context.execution_options.preserve_order = True
-    local = _local_count(spec, kind)
+    header, local = shape
     blocks = None if local is None else max(1, min(64, -(-local // spec.batch_size)))
-    source = _source(spec, kind, blocks)
+    source = _source(spec, kind, blocks, header)
     count = local if local is not None else int(source.count())
-    index = ray.data.range(count, override_num_blocks=blocks or 1)
+    index = ray.data.range(count, override_num_blocks=blocks or 1, concurrency=_read_tasks(spec))
     numbered = index.rename_columns({"id": INDEX_COLUMN}).zip(source)
     runtime_env: dict[str, Any] = {}
     if spec.env:
@@ -208,6 +333,7 @@ def run_ray_batch(
             "mapping": list(spec.mapping),
             "options": _options_dict(options),
             "budget": budget,
+            "claims": claims,
         },
         compute=ray.data.ActorPoolStrategy(size=spec.actors),
         batch_size=spec.batch_size,
@@ -272,6 +398,12 @@ def run_ray_batch(
     report["total_rows"] = count
     paths.summary.write_bytes(msgspec.json.encode(report) + b"\n")
     return RayOutcome(summary=summary, output=paths.output, summary_path=paths.summary, rows=count)
+
+
+def _read_tasks(spec: RayBatch) -> int:
+    """Read tasks running at once: ``read_tasks``, or one per actor (the actors, calling the
+    model, are the pipeline's pace; the readers only need to keep them fed)."""
+    return spec.read_tasks if spec.read_tasks is not None else max(1, spec.actors)
 
 
 def _local_count(spec: RayBatch, kind: str) -> int | None:

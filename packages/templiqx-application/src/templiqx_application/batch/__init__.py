@@ -13,7 +13,13 @@ from templiqx_application.batch.engine import (
     RowHook,
     request_key,
 )
-from templiqx_application.batch.ledger import BatchLedger, CachedAnswer, MemoryLedger, ResultCache
+from templiqx_application.batch.ledger import (
+    BatchLedger,
+    CachedAnswer,
+    MemoryLedger,
+    ResultCache,
+    SharedLedger,
+)
 from templiqx_application.batch.pacing import (
     AdaptiveLimit,
     LocalRateBudget,
@@ -60,6 +66,7 @@ __all__ = [
     "RowError",
     "RowHook",
     "RowSource",
+    "SharedLedger",
     "TokenBucket",
     "TokenTotals",
     "as_row",

@@ -42,7 +42,13 @@ from typing import Any
 import msgspec
 
 from templiqx_application import execution, observability, packages
-from templiqx_application.batch.ledger import BatchLedger, CachedAnswer, MemoryLedger, ResultCache
+from templiqx_application.batch.ledger import (
+    BatchLedger,
+    CachedAnswer,
+    MemoryLedger,
+    ResultCache,
+    SharedLedger,
+)
 from templiqx_application.batch.pacing import (
     AdaptiveLimit,
     LocalRateBudget,
@@ -186,8 +192,16 @@ class _Waiting:
     base: BatchResult
 
 
-_Claimed = tuple[BatchResult, "execution.Execution", str, "asyncio.Future[BatchResult]"]
-"""A claimed request: the row's base result, its execution, its key and its future."""
+@dataclass(frozen=True)
+class _Claimed:
+    """A claimed request: the row's base result, its execution, its key and its future;
+    ``elsewhere`` when another process of the run executes it (the row waits for that)."""
+
+    base: BatchResult
+    prepared: execution.Execution
+    key: str
+    future: asyncio.Future[BatchResult]
+    elsewhere: bool = False
 
 
 class _End:
@@ -213,7 +227,8 @@ class BatchEngine:
     the summary, so a resumed run's summary covers the whole output; ``skipped`` says how many
     came from before). ``ledger`` remembers finished requests (default: in
     memory); ``cache`` is the opt-in result cache; ``budget`` overrides the rate budget the
-    options describe (a budget shared across processes).
+    options describe (a budget shared across processes); ``shared`` claims requests across
+    the processes of one run, so each is executed once per run (:class:`SharedLedger`).
     """
 
     def __init__(
@@ -227,6 +242,7 @@ class BatchEngine:
         ledger: BatchLedger | None = None,
         cache: ResultCache | None = None,
         budget: RateBudget | None = None,
+        shared: SharedLedger | None = None,
         skip: Container[int] | None = None,
         on_row: RowHook | None = None,
         cancel: CancelToken | None = None,
@@ -243,6 +259,7 @@ class BatchEngine:
         self._ledger: BatchLedger = ledger if ledger is not None else MemoryLedger()
         self._cache = cache
         self._budget: RateBudget | None = budget
+        self._shared = shared
         self._skip = skip
         self._on_row = on_row
         self._cancel_token = cancel
@@ -441,7 +458,34 @@ class BatchEngine:
             if loaded.contract is None:
                 self._setup_problems = list(loaded.diagnostics)
                 return False
+        problem = await self._pool.run(self._ready_runtime)
+        if problem is not None:
+            self._setup_problems = [problem]
+            return False
         return True
+
+    def _ready_runtime(self) -> Diagnostic | None:
+        """Check the runtime's settings and do its first call's blocking set-up, before any row.
+
+        A runtime that offers ``check_settings`` (the OpenAI-compatible and Langfuse runtimes
+        do; the port does not require it) is asked first: settings it cannot use refuse the
+        run once, with the runtime's diagnostic, instead of failing every row with it. Then
+        ``warm_up``, when offered, builds what the first call would build (the async HTTP
+        stack, its SSL context): done here, it is not done between a call's rate-budget
+        reservation and its request, where it would make the first calls late and send them
+        in the same instant as the calls reserved after them.
+        """
+        runtime = self.runtime
+        check = getattr(runtime, "check_settings", None)
+        if callable(check):
+            try:
+                check()
+            except PortError as exc:
+                return port_diagnostic(exc)
+        warm = getattr(runtime, "warm_up", None)
+        if callable(warm):
+            warm()
+        return None
 
     async def _load(self, contract: str) -> LoadedContract:
         """The contract's load, once per run (every row runs the same contract text)."""
@@ -476,8 +520,17 @@ class BatchEngine:
             if not self._stopping:
                 raise
         finally:
+            # Stopping cancels this task too, and it may come while the last rows are being
+            # waited for here (every row read): the wait goes on (the rows are cancelled as
+            # well, so it ends at once) and the end is still announced, or the consumer would
+            # wait for it forever.
             while self._tasks:
-                await asyncio.wait(set(self._tasks))
+                try:
+                    await asyncio.wait(set(self._tasks))
+                except asyncio.CancelledError:
+                    if not self._stopping:
+                        out.put_nowait(_END)
+                        raise
             out.put_nowait(_END)
 
     async def _row_task(
@@ -570,14 +623,28 @@ class BatchEngine:
             return claimed
         if isinstance(claimed, _Waiting):
             return self._copy(await asyncio.shield(claimed.running), claimed.base)
-        base, prepared, key, future = claimed
+        key, future = claimed.key, claimed.future
+        owned = not claimed.elsewhere
         try:
-            result = await self._execute(base, prepared)
+            if claimed.elsewhere:
+                assert self._shared is not None
+                done = await self._shared.wait(key)
+                if done is not None:
+                    self._ledger.record(key, done)
+                    future.set_result(done)
+                    return self._copy(done, claimed.base)
+                owned = True  # its owner gave it up: this row executes it
+            result = await self._execute(claimed.base, claimed.prepared)
             self._ledger.record(key, result)
+            if self._shared is not None:
+                self._shared.record(key, result)
+            owned = False
             future.set_result(result)
             return result
         except BaseException:
             future.cancel()
+            if owned and self._shared is not None:
+                self._shared.release(key)
             raise
         finally:
             del self._inflight[key]
@@ -623,9 +690,16 @@ class BatchEngine:
         finished = self._ledger.finished(key)
         if finished is not None:
             return finished if finished.index == row.index else self._copy(finished, base)
+        elsewhere = False
+        if self._shared is not None:
+            claim = await self._shared.claim(key)
+            if isinstance(claim, BatchResult):
+                self._ledger.record(key, claim)
+                return claim if claim.index == row.index else self._copy(claim, base)
+            elsewhere = not claim
         future: asyncio.Future[BatchResult] = asyncio.get_running_loop().create_future()
         self._inflight[key] = future
-        return base, prepared, key, future
+        return _Claimed(base, prepared, key, future, elsewhere)
 
     async def _prepare(
         self, row: BatchRow, contract: str, loaded: LoadedContract

@@ -16,6 +16,7 @@ from templiqx_local.batch.datasets import (
     Dataset,
     detect_format,
     open_dataset,
+    row_from_csv,
     row_from_json,
     row_from_record,
 )
@@ -50,6 +51,7 @@ __all__ = [
     "detect_format",
     "open_dataset",
     "output_paths",
+    "row_from_csv",
     "row_from_json",
     "row_from_record",
     "run_batch_files",

@@ -25,7 +25,7 @@ import decimal
 import hashlib
 import io
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, Final
 
@@ -205,8 +205,7 @@ class Dataset:
             if None in record:
                 yield _problem(index, "the record has more cells than the header has columns")
                 continue
-            cells = {str(k): v for k, v in record.items() if v is not None}
-            yield self.mapping.row(cells, index, text_cells=True)
+            yield row_from_csv(record, index, self.mapping)
 
     # --- Parquet ------------------------------------------------------------------------------
 
@@ -241,6 +240,13 @@ def row_from_json(line: bytes | str, index: int, mapping: ColumnMapping) -> Batc
     if not isinstance(record, dict):
         return _problem(index, f"a row is a JSON object, not {type(record).__name__}")
     return mapping.row(record, index)
+
+
+def row_from_csv(record: Mapping[Any, Any], index: int, mapping: ColumnMapping) -> BatchRow:
+    """The row of one CSV record (column name to cell text; a missing cell is ``None`` and
+    left out): every cell is text, converted by the mapping's column types."""
+    cells = {str(k): v for k, v in record.items() if v is not None}
+    return mapping.row(cells, index, text_cells=True)
 
 
 def row_from_record(record: dict[str, Any], index: int, mapping: ColumnMapping) -> BatchRow:
