@@ -36,6 +36,7 @@ from templiqx_contracts import Diagnostic
 from templiqx_local import compose, load_runtime
 from templiqx_local.batch import ColumnMapping, row_from_csv, row_from_json, row_from_record
 from templiqx_ports import PortError
+from templiqx_ports.telemetry import continued_trace
 
 __all__ = [
     "INDEX_COLUMN",
@@ -108,7 +109,11 @@ class BatchActor:
         options: dict[str, Any],
         budget: Any = None,
         claims: Any = None,
+        trace: dict[str, str] | None = None,
     ) -> None:
+        # the driver's trace context (W3C headers; empty when it does not trace): this
+        # actor's batch spans join the caller's trace instead of each starting one
+        self._trace = dict(trace or {})
         evaluate = bool(options.get("evaluate", False))
         self._adapter = None if runtime == "fake" or evaluate else load_runtime(runtime)
         self._service = (
@@ -207,6 +212,10 @@ class BatchActor:
 
     async def _run(self, rows: list[BatchRow]) -> tuple[list[BatchResult], AsyncBatchRun]:
         """One of Ray's batches through the engine, on the actor's loop."""
+        with continued_trace(self._trace):
+            return await self._run_rows(rows)
+
+    async def _run_rows(self, rows: list[BatchRow]) -> tuple[list[BatchResult], AsyncBatchRun]:
         if self._options.evaluate:
             run = self._service.atest_dataset(
                 self._package,

@@ -67,6 +67,7 @@ from templiqx_local.batch import (
 )
 from templiqx_local.batch import BatchFiles as _LocalFiles
 from templiqx_local.batch.datasets import MAX_LINE_BYTES
+from templiqx_ports.telemetry import trace_headers
 from templiqx_ray.actor import INDEX_COLUMN, LINE_COLUMN, STATS_COLUMN, TEXT_COLUMN, BatchActor
 from templiqx_ray.budget import start_budget
 from templiqx_ray.claims import start_claims
@@ -334,6 +335,7 @@ def _run(
             "options": _options_dict(options),
             "budget": budget,
             "claims": claims,
+            "trace": trace_headers(),  # the caller's span: every actor's batch spans join it
         },
         compute=ray.data.ActorPoolStrategy(size=spec.actors),
         batch_size=spec.batch_size,
