@@ -60,9 +60,7 @@ def test_an_actor_given_the_drivers_trace_context_records_its_batch_inside_it(
     rows = otel.named("templiqx batch_row")
     assert len(rows) == 2
     assert all(row.context.trace_id == batch.context.trace_id for row in rows)
-    assert {row.parent.span_id for row in rows if row.parent is not None} == {
-        batch.context.span_id
-    }
+    assert {row.parent.span_id for row in rows if row.parent is not None} == {batch.context.span_id}
 
 
 def test_an_actor_without_a_trace_context_starts_its_own_trace(
