@@ -185,3 +185,16 @@ def test_a_command_imports_only_its_own_operation_module(tmp_path: Path) -> None
     assert "templiqx_application.execution" in compiled  # the probe ran the real command
     others = {"templiqx_application.validation", "templiqx_application.evals"}
     assert others.isdisjoint(compiled), sorted(others & set(compiled))
+
+
+def test_reading_commands_import_no_archive_or_token_modules(tmp_path: Path) -> None:
+    """``shutil`` (with ``bz2`` and ``lzma``) is for removing a package's folder and
+    ``secrets`` (with ``random``'s C state, ``base64``, ``hmac``) was only for temporary names:
+    a command that reads packages imports neither."""
+    root = tmp_path / "packages"
+    shutil.copytree(FIXTURES / "welcome", root / "welcome")
+    for argv in (["discover"], ["validate", "welcome"]):
+        loaded = _fresh(_command(["--root", str(root), *argv]), tmp_path)
+        assert "templiqx_local.store" in loaded  # the probe ran the real command
+        heavy = {"shutil", "secrets", "lzma", "bz2"}
+        assert heavy.isdisjoint(loaded), (argv, sorted(heavy & set(loaded)))
