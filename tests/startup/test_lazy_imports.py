@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-LAZY_PACKAGES = ("templiqx_core", "templiqx_application", "templiqx_local")
+LAZY_PACKAGES = ("templiqx_contracts", "templiqx_core", "templiqx_application", "templiqx_local")
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "packages"
 
 
@@ -188,13 +188,13 @@ def test_a_command_imports_only_its_own_operation_module(tmp_path: Path) -> None
 
 
 def test_reading_commands_import_no_archive_or_token_modules(tmp_path: Path) -> None:
-    """``shutil`` (with ``bz2`` and ``lzma``) is for removing a package's folder and
-    ``secrets`` (with ``random``'s C state, ``base64``, ``hmac``) was only for temporary names:
-    a command that reads packages imports neither."""
+    """``shutil`` (with ``bz2`` and ``lzma``) is for removing a package's folder,
+    ``secrets`` (with ``random``'s C state, ``base64``, ``hmac``) was only for temporary names,
+    and the partial-JSON parser is for streams: a command that reads packages imports none."""
     root = tmp_path / "packages"
     shutil.copytree(FIXTURES / "welcome", root / "welcome")
     for argv in (["discover"], ["validate", "welcome"]):
         loaded = _fresh(_command(["--root", str(root), *argv]), tmp_path)
         assert "templiqx_local.store" in loaded  # the probe ran the real command
-        heavy = {"shutil", "secrets", "lzma", "bz2"}
+        heavy = {"shutil", "secrets", "lzma", "bz2", "templiqx_contracts.partial_json"}
         assert heavy.isdisjoint(loaded), (argv, sorted(heavy & set(loaded)))
