@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-LAZY_PACKAGES = ("templiqx_core", "templiqx_application", "templiqx_local")
+LAZY_PACKAGES = ("templiqx_contracts", "templiqx_core", "templiqx_application", "templiqx_local")
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "packages"
 
 
@@ -163,3 +163,38 @@ def test_validate_starts_no_worker_machinery_and_edits_no_manifest(tmp_path: Pat
     assert "templiqx_application.service" in loaded  # the probe ran the real command
     assert "concurrent.futures" not in loaded
     assert "templiqx_local.manifest_edit" not in loaded
+
+
+def test_a_command_imports_only_its_own_operation_module(tmp_path: Path) -> None:
+    """The service imports an operation's module on its first call: ``validate`` loads no
+    execution, eval, authoring or artifact code, ``compile`` no validation or eval code."""
+    root = tmp_path / "packages"
+    shutil.copytree(FIXTURES / "welcome", root / "welcome")
+    validated = _fresh(_command(["--root", str(root), "validate", "welcome"]), tmp_path)
+    assert "templiqx_application.validation" in validated  # the probe ran the real command
+    others = {
+        "templiqx_application.execution",
+        "templiqx_application.evals",
+        "templiqx_application.authoring",
+        "templiqx_application.artifacts",
+    }
+    assert others.isdisjoint(validated), sorted(others & set(validated))
+    values = str(root / "welcome" / "evals" / "vip-request.json")
+    argv = ["--root", str(root), "compile", "welcome", "onboarding-summary", "--values", values]
+    compiled = _fresh(_command([*argv, "--capability", "structured_output"]), tmp_path)
+    assert "templiqx_application.execution" in compiled  # the probe ran the real command
+    others = {"templiqx_application.validation", "templiqx_application.evals"}
+    assert others.isdisjoint(compiled), sorted(others & set(compiled))
+
+
+def test_reading_commands_import_no_archive_or_token_modules(tmp_path: Path) -> None:
+    """``shutil`` (with ``bz2`` and ``lzma``) is for removing a package's folder,
+    ``secrets`` (with ``random``'s C state, ``base64``, ``hmac``) was only for temporary names,
+    and the partial-JSON parser is for streams: a command that reads packages imports none."""
+    root = tmp_path / "packages"
+    shutil.copytree(FIXTURES / "welcome", root / "welcome")
+    for argv in (["discover"], ["validate", "welcome"]):
+        loaded = _fresh(_command(["--root", str(root), *argv]), tmp_path)
+        assert "templiqx_local.store" in loaded  # the probe ran the real command
+        heavy = {"shutil", "secrets", "lzma", "bz2", "templiqx_contracts.partial_json"}
+        assert heavy.isdisjoint(loaded), (argv, sorted(heavy & set(loaded)))

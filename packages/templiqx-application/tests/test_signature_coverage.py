@@ -141,6 +141,25 @@ def test_validate_package_warns_in_every_mode(
     )
 
 
+def test_validation_audits_includes_without_parsing_a_contract_twice(
+    unlisted: tuple[Path, TempliqxService], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The include audit reuses what the load parsed (a contract's text is parsed once per
+    call, issue #33) and warns exactly as before."""
+    _, service = unlisted
+    import templiqx_application.includes as includes
+
+    def parsed_again(*_: object, **__: object) -> object:
+        raise AssertionError("the include audit parsed a contract the load had parsed")
+
+    monkeypatch.setattr(includes, "parse_contract", parsed_again)
+    validated = service.validate_package("app")
+    assert validated.ok
+    assert _coverage(validated) == [("TQX_PACKAGE_FILE_UNLISTED", "warning", LABEL)]
+    single = service.validate_contract("app", "greet")
+    assert _coverage(single) == [("TQX_PACKAGE_FILE_UNLISTED", "warning", LABEL)]
+
+
 def test_listing_the_partial_puts_it_under_the_signature(
     unlisted: tuple[Path, TempliqxService], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -19,7 +19,7 @@ import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from templiqx_application import execution, observability
+from templiqx_application import observability
 from templiqx_application.call_arguments import (
     EXECUTE_SPEC,
     cancelled_envelope,
@@ -36,7 +36,7 @@ from templiqx_ports import CancelToken, StreamSink
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from templiqx_application import stream_runs
+    from templiqx_application import execution, stream_runs
     from templiqx_application.stream_record import StreamLimits
     from templiqx_application.stream_runs import AsyncContractStream, ContractStream
     from templiqx_application.workers import WorkerPool
@@ -84,9 +84,11 @@ class AsyncOperations:
     ) -> execution.Execution | OperationEnvelope:
         """Everything of an ``execute_contract`` before the runtime call (bound arguments),
         on the call's fuel budget, cancelled by ``cancel`` and by the worker pool's token."""
+        from templiqx_application.execution import prepare_execution
+
         try:
             with self._metered(cancel) as fuel, self._cpu_bound(fuel):
-                return execution.prepare_execution(
+                return prepare_execution(
                     self._ctx,
                     self._ctx.runtime,
                     bound["package"],

@@ -21,6 +21,8 @@ audit reports each one as a warning instead.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import msgspec
 
 from templiqx_application.coverage import Coverage
@@ -264,13 +266,21 @@ def _replace_body(
 
 
 def uncovered_includes(
-    store: PackageStore, package: str, contract_id: str, source: str
+    store: PackageStore,
+    package: str,
+    contract_id: str,
+    source: str,
+    *,
+    parsed: Contract | None = None,
 ) -> list[Diagnostic]:
     """Warnings for the included files of one contract that the signatures do not cover.
 
-    Empty when the contract does not parse or expand (loading it reports why).
+    Empty when the contract does not parse or expand (loading it reports why). ``parsed``:
+    ``source`` already parsed (a load's
+    :attr:`~templiqx_application.loading.LoadedContract.parsed`), not parsed again.
     """
-    parsed, _ = parse_contract(source, file=contract_file(package, contract_id))
+    if parsed is None:
+        parsed, _ = parse_contract(source, file=contract_file(package, contract_id))
     if parsed is None:
         return []
     expanded, diagnostics = expand_includes(store, parsed, package, strict=False, audit=True)
@@ -278,16 +288,31 @@ def uncovered_includes(
 
 
 def package_coverage(
-    store: PackageStore, package: str, manifest: PackageManifest, *, strict: bool
+    store: PackageStore,
+    package: str,
+    manifest: PackageManifest,
+    *,
+    strict: bool,
+    parsed: Mapping[str, tuple[str, Contract]] | None = None,
 ) -> list[Diagnostic]:
-    """Every uncovered file the listed contracts include, once each: errors when ``strict``."""
+    """Every uncovered file the listed contracts include, once each: errors when ``strict``.
+
+    ``parsed``: contract id -> (its source, that source parsed) for contracts the caller has
+    already read and parsed in this call; the others are read from ``store`` and parsed.
+    """
     found: dict[str, Diagnostic] = {}
     for contract_id in manifest.contracts:
-        try:
-            source = store.contract_source(package, contract_id)
-        except PortError:
-            continue  # validating the package reports it
-        for diagnostic in uncovered_includes(store, package, contract_id, source):
+        known = parsed.get(contract_id) if parsed is not None else None
+        if known is not None:
+            source, contract = known
+            uncovered = uncovered_includes(store, package, contract_id, source, parsed=contract)
+        else:
+            try:
+                source = store.contract_source(package, contract_id)
+            except PortError:
+                continue  # validating the package reports it
+            uncovered = uncovered_includes(store, package, contract_id, source)
+        for diagnostic in uncovered:
             found.setdefault(diagnostic.file or diagnostic.message, diagnostic)
     severity = "error" if strict else "warning"
     return [msgspec.structs.replace(d, severity=severity) for d in found.values()]

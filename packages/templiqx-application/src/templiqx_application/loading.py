@@ -43,7 +43,10 @@ class LoadedContract:
     ``source`` is the text that was read (``None`` when reading failed); ``contract`` the
     loaded contract (``None`` when any step failed, with ``diagnostics`` saying why);
     ``manifest`` the package manifest the load resolved tool-contract references against
-    (``None`` when it was not reached or could not be read), for callers that need it next.
+    (``None`` when it was not reached or could not be read), for callers that need it next;
+    ``parsed`` the contract as parsed from ``source``, its includes not expanded (``None`` when
+    the text was not parsed or does not parse), so that a caller auditing the includes of the
+    same text does not parse it again.
     """
 
     package: str
@@ -52,6 +55,7 @@ class LoadedContract:
     contract: Contract | None
     diagnostics: list[Diagnostic] = field(default_factory=list)
     manifest: PackageManifest | None = None
+    parsed: Contract | None = field(default=None, compare=False, repr=False)
 
     @property
     def token(self) -> str | None:
@@ -168,7 +172,9 @@ class ContractLoader:
             return LoadedContract(package, contract_id, source, None, diagnostics, manifest)
         ref_diagnostics = read.locate(_resolve_refs(parsed, manifest))
         if ref_diagnostics:
-            return LoadedContract(package, contract_id, source, None, ref_diagnostics, manifest)
+            return LoadedContract(
+                package, contract_id, source, None, ref_diagnostics, manifest, parsed
+            )
         recorder = ReadRecorder(self._store)
         expanded, include_diagnostics = expand_includes(
             cast(PackageStore, recorder), parsed, package
@@ -177,8 +183,8 @@ class ContractLoader:
             # an include problem is about this contract (its include node) unless it names the
             # partial it found in; one with the include node's pointer is located in the text
             located = read.locate(include_diagnostics, as_written=True)
-            return LoadedContract(package, contract_id, source, None, located, manifest)
-        loaded = LoadedContract(package, contract_id, source, expanded, [], manifest)
+            return LoadedContract(package, contract_id, source, None, located, manifest, parsed)
+        loaded = LoadedContract(package, contract_id, source, expanded, [], manifest, parsed)
         # Only a valid contract is kept (its validation is cached too, so the caller's own
         # validation costs nothing more): a refused one must leave nothing behind.
         if cacheable and manifest is not None and not has_errors(validate_contract(expanded)):

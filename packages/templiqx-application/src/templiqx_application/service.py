@@ -36,20 +36,13 @@ thread or task at a time.
 from __future__ import annotations
 
 import functools
+import importlib
 import os
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
-from templiqx_application import (
-    artifacts,
-    authoring,
-    evals,
-    execution,
-    observability,
-    packages,
-    validation,
-)
+from templiqx_application import observability
 from templiqx_application.async_operations import AsyncOperations
 from templiqx_application.authorized_context import Clock, utc_now
 from templiqx_application.batch_operations import BatchOperations
@@ -95,6 +88,34 @@ from templiqx_ports import (
 __all__ = ["TempliqxService"]
 
 _Implementation = Callable[..., OperationEnvelope]
+
+_OPERATIONS: dict[str, tuple[str, str, bool]] = {
+    "discover_packages": ("packages", "discover_packages", False),
+    "create_package": ("packages", "create_package", False),
+    "update_package": ("packages", "update_package", False),
+    "delete_package": ("packages", "delete_package", False),
+    "export_package_identity": ("packages", "export_package_identity", False),
+    "sign_package": ("packages", "sign_package", False),
+    "verify_package_trust": ("packages", "verify_package_trust", False),
+    "inspect_contract": ("authoring", "inspect_contract", False),
+    "put_contract": ("authoring", "put_contract", False),
+    "delete_contract": ("authoring", "delete_contract", False),
+    "validate_contract": ("validation", "validate_contract", False),
+    "validate_package": ("validation", "validate_package", False),
+    "compile_contract": ("execution", "compile_contract", True),
+    "render_contract": ("execution", "render_contract", True),
+    "list_workspace_artifacts": ("artifacts", "list_workspace_artifacts", False),
+    "read_artifact": ("artifacts", "read_artifact", False),
+    "delete_workspace_artifact": ("artifacts", "delete_workspace_artifact", False),
+    "test_package": ("evals", "test_package", False),
+    "list_evals": ("evals", "list_evals", False),
+    "run_eval": ("evals", "run_eval", False),
+    "diff_contract": ("authoring", "diff_contract", False),
+    "explain_contract": ("authoring", "explain_contract", False),
+}
+"""Every catalog operation but ``catalog`` and ``execute_contract``: the module of
+``templiqx_application`` that implements it, the function, and whether it takes the inputs and
+context as one render request. Imported on the operation's first call."""
 
 
 class TempliqxService(AsyncOperations, BatchOperations):
@@ -142,11 +163,19 @@ class TempliqxService(AsyncOperations, BatchOperations):
         )
         ctx = self._ctx
 
-        def on_ctx(operation: _Implementation) -> _Implementation:
-            # Operation modules take (ctx, **catalog arguments): the parameter names match.
-            return functools.partial(operation, ctx)
+        implementations: dict[str, _Implementation] = {
+            "catalog": lambda view: envelope("catalog", result=catalog_result(view)),
+            "execute_contract": self._execute,
+        }
 
-        def on_request(operation: _Implementation) -> _Implementation:
+        def resolve(name: str) -> _Implementation:
+            # Operation modules take (ctx, **catalog arguments): the parameter names match.
+            where, attribute, takes_request = _OPERATIONS[name]
+            module = importlib.import_module(f"templiqx_application.{where}")
+            operation: _Implementation = getattr(module, attribute)
+            if not takes_request:
+                return functools.partial(operation, ctx)
+
             def run(
                 inputs: dict[str, Any], context: dict[str, Any], **rest: Any
             ) -> OperationEnvelope:
@@ -154,32 +183,19 @@ class TempliqxService(AsyncOperations, BatchOperations):
 
             return run
 
-        self._implementations: dict[str, _Implementation] = {
-            "catalog": lambda view: envelope("catalog", result=catalog_result(view)),
-            "discover_packages": on_ctx(packages.discover_packages),
-            "create_package": on_ctx(packages.create_package),
-            "update_package": on_ctx(packages.update_package),
-            "delete_package": on_ctx(packages.delete_package),
-            "export_package_identity": on_ctx(packages.export_package_identity),
-            "sign_package": on_ctx(packages.sign_package),
-            "verify_package_trust": on_ctx(packages.verify_package_trust),
-            "inspect_contract": on_ctx(authoring.inspect_contract),
-            "put_contract": on_ctx(authoring.put_contract),
-            "delete_contract": on_ctx(authoring.delete_contract),
-            "validate_contract": on_ctx(validation.validate_contract),
-            "validate_package": on_ctx(validation.validate_package),
-            "compile_contract": on_request(execution.compile_contract),
-            "render_contract": on_request(execution.render_contract),
-            "execute_contract": self._execute,
-            "list_workspace_artifacts": on_ctx(artifacts.list_workspace_artifacts),
-            "read_artifact": on_ctx(artifacts.read_artifact),
-            "delete_workspace_artifact": on_ctx(artifacts.delete_workspace_artifact),
-            "test_package": on_ctx(evals.test_package),
-            "list_evals": on_ctx(evals.list_evals),
-            "run_eval": on_ctx(evals.run_eval),
-            "diff_contract": on_ctx(authoring.diff_contract),
-            "explain_contract": on_ctx(authoring.explain_contract),
-        }
+        def deferred(name: str) -> _Implementation:
+            # A command runs one operation: its module is imported on its first call (start-up
+            # of a short process is mostly imports), then called directly.
+            def first_call(**arguments: Any) -> OperationEnvelope:
+                implementation = resolve(name)
+                implementations[name] = implementation
+                return implementation(**arguments)
+
+            return first_call
+
+        for name in _OPERATIONS:
+            implementations[name] = deferred(name)
+        self._implementations = implementations
 
     @property
     def render_fuel(self) -> int:
@@ -362,7 +378,9 @@ class TempliqxService(AsyncOperations, BatchOperations):
         sink: StreamSink | None = None,
         cancel: CancelToken | None = None,
     ) -> OperationEnvelope:
-        return execution.execute_contract(
+        from templiqx_application.execution import execute_contract
+
+        return execute_contract(
             self._ctx,
             self._ctx.runtime,
             package,
@@ -477,8 +495,10 @@ class TempliqxService(AsyncOperations, BatchOperations):
         operation: a read of what ``inspect_contract`` reads, for editors (the playground)."""
         found: list[str] = []
 
+        from templiqx_application.authoring import inspect_contract_text
+
         def run(package: str, contract: str) -> OperationEnvelope:
-            answer, text = authoring.inspect_contract_text(self._ctx, package, contract)
+            answer, text = inspect_contract_text(self._ctx, package, contract)
             if text is not None:
                 found.append(text)
             return answer
@@ -492,8 +512,10 @@ class TempliqxService(AsyncOperations, BatchOperations):
         """``validate_contract`` of ``source`` as if it were saved as the contract, writing
         nothing: the check an editor runs on an edit before ``put_contract`` saves it."""
 
+        from templiqx_application.validation import validate_contract_source
+
         def run(package: str, contract: str) -> OperationEnvelope:
-            return validation.validate_contract_source(self._ctx, package, contract, source)
+            return validate_contract_source(self._ctx, package, contract, source)
 
         return self._bound_call("validate_contract", run, package=package, contract=contract)
 

@@ -63,7 +63,9 @@ def _validated(
         _static_problems(loaded.contract, contract), package, contract, source=loaded.source
     )
     if loaded.source is not None:  # warn about included files the signatures do not cover
-        diagnostics += uncovered_includes(ctx.store, package, contract, loaded.source)
+        diagnostics += uncovered_includes(
+            ctx.store, package, contract, loaded.source, parsed=loaded.parsed
+        )
     value, problems = fingerprint_or_diagnostic(loaded.contract)
     if value is None:
         return envelope(operation, diagnostics=diagnostics + problems)
@@ -234,17 +236,21 @@ _COVERAGE_CODES = frozenset({FILE_UNLISTED, DEPENDENCY_UNPINNED})
 
 
 def _coverage_warnings(
-    ctx: ServiceContext, package: str, manifest: PackageManifest, found: list[Diagnostic]
+    ctx: ServiceContext,
+    package: str,
+    manifest: PackageManifest,
+    found: list[Diagnostic],
+    parsed: dict[str, tuple[str, Contract]],
 ) -> list[Diagnostic]:
     """A warning per included file the signatures do not cover, in every mode.
 
     In strict mode loading already refused the first such file of each contract; that file
-    is not reported twice.
+    is not reported twice. ``parsed``: the contracts the loads parsed (not parsed again).
     """
     refused = {d.file for d in found if d.code in _COVERAGE_CODES}
     return [
         d
-        for d in package_coverage(ctx.store, package, manifest, strict=False)
+        for d in package_coverage(ctx.store, package, manifest, strict=False, parsed=parsed)
         if d.file not in refused
     ]
 
@@ -266,8 +272,11 @@ def validate_package(ctx: ServiceContext, package: str) -> OperationEnvelope:
     diagnostics = _manifest_checks(package, manifest)
     hashes = _hash_inventory(ctx, package, manifest, diagnostics)
     summaries: list[ContractSummary] = []
+    parsed: dict[str, tuple[str, Contract]] = {}
     for contract_id in manifest.contracts:
         loaded = ctx.loader.load(package, contract_id, manifest=manifest)
+        if loaded.source is not None and loaded.parsed is not None:
+            parsed[contract_id] = (loaded.source, loaded.parsed)
         if loaded.contract is None:
             if loaded.source is None:  # not read: the inventory check may have said so already
                 said = {(d.code, d.file) for d in diagnostics}
@@ -291,7 +300,7 @@ def validate_package(ctx: ServiceContext, package: str) -> OperationEnvelope:
                 package=package, id=contract.id, version=contract.version, fingerprint=value or ""
             )
         )
-    diagnostics.extend(_coverage_warnings(ctx, package, manifest, diagnostics))
+    diagnostics.extend(_coverage_warnings(ctx, package, manifest, diagnostics, parsed))
     lock, lock_present = _read_lock(ctx, package, hashes, diagnostics)
     diagnostics.extend(_dependency_checks(ctx, manifest, lock, lock_present))
     identity = PackageIdentity(

@@ -81,25 +81,6 @@ from templiqx_contracts.package import (
     PackageTrustReport,
     ToolContractRef,
 )
-from templiqx_contracts.partial_changes import (
-    PartialAppend,
-    PartialChange,
-    PartialChangeError,
-    PartialSet,
-    apply_partial_changes,
-    decode_partial_changes,
-    encode_partial_changes,
-)
-from templiqx_contracts.partial_json import (
-    MISSING,
-    PARTIAL_JSON_MAX_BYTES,
-    PARTIAL_JSON_MAX_DEPTH,
-    PartialEvent,
-    PartialJSON,
-    PartialJSONError,
-    PartialValue,
-    ValuePath,
-)
 from templiqx_contracts.quoting import (
     DIAGNOSTIC_TEXT_LIMIT,
     QUOTE_LIMIT,
@@ -278,3 +259,64 @@ __all__ = [
     "tool_choice_of",
     "validator_weight",
 ]
+
+# The partial-stream vocabulary (partial JSON of a streamed answer, the changes of a partial
+# view) is imported on first use (PEP 562): a command that never streams does not load it.
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing
+if TYPE_CHECKING:
+    from templiqx_contracts.partial_changes import (
+        PartialAppend,
+        PartialChange,
+        PartialChangeError,
+        PartialSet,
+        apply_partial_changes,
+        decode_partial_changes,
+        encode_partial_changes,
+    )
+    from templiqx_contracts.partial_json import (
+        MISSING,
+        PARTIAL_JSON_MAX_BYTES,
+        PARTIAL_JSON_MAX_DEPTH,
+        PartialEvent,
+        PartialJSON,
+        PartialJSONError,
+        PartialValue,
+        ValuePath,
+    )
+
+if not TYPE_CHECKING:  # type checkers see the imports above, and no module __getattr__
+    import importlib
+
+    _LAZY = {
+        "templiqx_contracts.partial_changes": (
+            "PartialAppend",
+            "PartialChange",
+            "PartialChangeError",
+            "PartialSet",
+            "apply_partial_changes",
+            "decode_partial_changes",
+            "encode_partial_changes",
+        ),
+        "templiqx_contracts.partial_json": (
+            "MISSING",
+            "PARTIAL_JSON_MAX_BYTES",
+            "PARTIAL_JSON_MAX_DEPTH",
+            "PartialEvent",
+            "PartialJSON",
+            "PartialJSONError",
+            "PartialValue",
+            "ValuePath",
+        ),
+    }
+    _EXPORTS = {name: module for module, names in _LAZY.items() for name in names}
+
+    def __getattr__(name):
+        module = _EXPORTS.get(name)
+        if module is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        value = getattr(importlib.import_module(module), name)
+        globals()[name] = value
+        return value
+
+    def __dir__():
+        return sorted(set(globals()) | set(__all__))

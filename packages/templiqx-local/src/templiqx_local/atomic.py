@@ -14,7 +14,6 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import secrets
 import stat
 
 from templiqx_local.confined import DirHandle, child_label, lstat_entry, os_errors, port_error
@@ -40,7 +39,7 @@ def prepare(directory: DirHandle, target: str, data: bytes) -> str:
     existing = lstat_entry(directory, target, display=display)
     mode = stat.S_IMODE(existing.st_mode) if existing is not None else None
     while True:
-        name = f"{TEMP_PREFIX}{os.getpid()}.{secrets.token_hex(8)}"
+        name = f"{TEMP_PREFIX}{os.getpid()}.{os.urandom(8).hex()}"
         try:
             fd = os.open(name, _CREATE_FLAGS, 0o666, dir_fd=directory.fd)
         except FileExistsError:

@@ -29,8 +29,6 @@ identity hashes each listed file in 1 MiB chunks, within the same limits.
 from __future__ import annotations
 
 import os
-import secrets
-import shutil
 import stat
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
@@ -404,7 +402,7 @@ class FilesystemPackageStore(PackageStore):
                 if stat.S_ISLNK(info.st_mode):
                     raise InvalidPathError(f"{name}: a symbolic link is in the package's place")
                 raise ConflictError(f"package '{name}' already exists")
-            staging = f"{TEMP_PREFIX}{os.getpid()}.{secrets.token_hex(8)}"
+            staging = f"{TEMP_PREFIX}{os.getpid()}.{os.urandom(8).hex()}"
             try:
                 with open_child_dir(root, staging, display=name, create=True) as building:
                     for sub in PACKAGE_SUBDIRS:
@@ -414,6 +412,8 @@ class FilesystemPackageStore(PackageStore):
                     os.rename(staging, name, src_dir_fd=root.fd, dst_dir_fd=root.fd)
             except PortError as error:
                 with suppress(OSError):
+                    import shutil  # only to clean up a failed create (bz2, lzma behind it)
+
                     shutil.rmtree(staging, dir_fd=root.fd)
                 if lstat_entry(root, name, display=name) is not None:
                     raise ConflictError(f"package '{name}' already exists") from error
@@ -454,13 +454,15 @@ class FilesystemPackageStore(PackageStore):
             untracked = self._untracked_files(pkg, tracked_paths(manifest))
             if untracked:
                 raise ConflictError(f"untracked content would be lost: {untracked[0]}")
-            trash = f"{TEMP_PREFIX}{os.getpid()}.{secrets.token_hex(8)}"
+            trash = f"{TEMP_PREFIX}{os.getpid()}.{os.urandom(8).hex()}"
             with os_errors(package):
                 os.rename(package, trash, src_dir_fd=root.fd, dst_dir_fd=root.fd)
             root.fsync()
             # The package is gone once renamed; a failure removing the hidden, reserved-name
             # remains cannot bring it back and does not affect any later operation.
             with suppress(OSError):
+                import shutil  # only when a package is deleted (bz2, lzma behind it)
+
                 shutil.rmtree(trash, dir_fd=root.fd)
             return fingerprint(manifest)
 
