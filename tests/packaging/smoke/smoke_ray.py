@@ -1,5 +1,6 @@
-"""templiqx-ray installed alone: it imports with Ray and pyarrow, and refuses a CSV dataset
-(Ray would type its cells) before starting any cluster."""
+"""templiqx-ray installed alone: it imports with Ray and pyarrow, and refuses a CSV dataset that
+Ray cannot read as a table (a record whose cells do not match the header) on the driver, naming
+the record, before starting any cluster or writing any output."""
 
 import os
 import shutil
@@ -15,7 +16,7 @@ def check(condition: bool, what: str) -> None:
 
 
 shutil.copytree(Path(os.environ["SMOKE_FIXTURES"]) / "welcome", Path("packages") / "welcome")
-Path("rows.csv").write_text("account,open_tickets\nacme,2\n")
+Path("rows.csv").write_text("account,open_tickets\nacme,2\nglobex\n")
 try:
     run_ray_batch(
         RayBatch(
@@ -28,7 +29,8 @@ try:
     )
 except BatchFileError as error:
     check(error.code == "TQX_BATCH_INPUT_INVALID", f"code {error.code}")
+    check("line 3" in str(error), f"the record is not named: {error}")
 else:
-    check(False, "a CSV dataset was not refused")
+    check(False, "a ragged CSV dataset was not refused")
 check(not Path("out.jsonl").exists(), "an output was written")
 print("ok")
